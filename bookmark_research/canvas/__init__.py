@@ -1,0 +1,1 @@
+"""The Bookmark Canvas export format: strict JSON, folder layout, section and canvas models."""

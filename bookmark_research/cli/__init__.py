@@ -1,0 +1,1 @@
+"""The command-line front end: a thin click adapter over the core operation registry."""

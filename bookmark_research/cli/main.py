@@ -1,0 +1,250 @@
+"""``bookmark-research`` commands. Each one builds an operation's input and renders its output.
+
+Exit codes: 0 ok, 1 error (one line on stderr, or ``{"error", "error_kind"}`` with ``--json``),
+2 usage. Imports are deferred so a query starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+
+def _configure_stdio() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+
+
+def _app(ctx: click.Context) -> Any:
+    from bookmark_research.core.app import App
+
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = App(root.params.get("data_dir"))
+        root.call_on_close(root.obj.close)
+    return root.obj
+
+
+def _fail(message: str, kind: str, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"error": message, "error_kind": kind}, ensure_ascii=False))
+    click.echo(f"error: {message}", err=True)
+    sys.exit(1)
+
+
+def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bool,
+           render: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Run operation ``name`` and print its result; every failure becomes one line and exit 1."""
+    from bookmark_research.errors import BookmarkResearchError
+
+    arguments = {k: v for k, v in arguments.items() if v is not None}
+    try:
+        from bookmark_research.core.registry import run
+
+        result = run(_app(ctx), name, arguments).model_dump(mode="json", exclude_none=False)
+    except BookmarkResearchError as exc:
+        _fail(exc.message, exc.kind, as_json)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted; nothing was changed", err=True)
+        sys.exit(130)
+    except Exception as exc:  # never show a traceback to the user
+        if os.environ.get("BOOKMARK_RESEARCH_DEBUG"):
+            raise
+        _fail(f"internal error ({type(exc).__name__}: {exc}); set BOOKMARK_RESEARCH_DEBUG=1 for details",
+              "internal", as_json)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+    elif render is not None:
+        render(result)
+    return result
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON (stable keys).")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--data-dir", type=click.Path(file_okay=False), envvar="BOOKMARK_RESEARCH_DATA_DIR",
+              help="Where the index and snapshots live (default: $XDG_DATA_HOME/bookmark-research).")
+@click.version_option(package_name="bookmark-research")
+def cli(data_dir: str | None) -> None:
+    """Index, search and research Bookmark Canvas exports, locally."""
+
+
+class _SyncProgress:
+    """A progress bar on stderr while parsing many files (only on a terminal)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled, self.bar = enabled, None
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        if not self.enabled or total < 20:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label="Indexing", file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+@cli.command()
+@click.argument("package_path", type=click.Path())
+@click.option("--source-id", help="Attach to this source (default: remembered from the path).")
+@click.option("--mode", type=click.Choice(["snapshot", "live"]), help="snapshot (frozen copy, default) or live.")
+@click.option("--completeness", type=click.Choice(["partial", "complete"]),
+              help="partial keeps indexed files missing from this input; complete mirrors it.")
+@json_option
+@click.pass_context
+def sync(ctx: click.Context, package_path: str, source_id: str | None, mode: str | None, completeness: str | None,
+         as_json: bool) -> None:
+    """Import a package folder, .zip export or one section .json."""
+    from bookmark_research.cli import render
+
+    app = _app(ctx)
+    progress = _SyncProgress(not as_json and sys.stderr.isatty())
+    app.progress = progress
+    try:
+        invoke(ctx, "sync_package", {"package_path": os.path.abspath(os.path.expanduser(package_path)),
+                                     "source_id": source_id, "mode": mode, "completeness": completeness},
+               as_json, render.sync)
+    finally:
+        progress.close()
+
+
+@cli.command()
+@click.argument("source_id", required=False)
+@json_option
+@click.pass_context
+def status(ctx: click.Context, source_id: str | None, as_json: bool) -> None:
+    """Show sources, counts and sync state."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "index_status", {"source_id": source_id}, as_json, render.status)
+
+
+@cli.command()
+@click.argument("source_id")
+@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--offset", type=int, default=0, show_default=True)
+@json_option
+@click.pass_context
+def history(ctx: click.Context, source_id: str, limit: int, offset: int, as_json: bool) -> None:
+    """List the recorded versions of a source, newest first."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "source_history", {"source_id": source_id, "limit": limit, "offset": offset}, as_json, render.history)
+
+
+@cli.command()
+@click.argument("source_id")
+@click.argument("version_id")
+@json_option
+@click.pass_context
+def restore(ctx: click.Context, source_id: str, version_id: str, as_json: bool) -> None:
+    """Make a recorded version of a source current again."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "source_restore", {"source_id": source_id, "version_id": version_id}, as_json, render.sync)
+
+
+@cli.group()
+def source() -> None:
+    """Manage sources."""
+
+
+@source.command("remove")
+@click.argument("source_id")
+@click.option("--confirm", is_flag=True, help="Actually remove (without it, only preview).")
+@json_option
+@click.pass_context
+def source_remove(ctx: click.Context, source_id: str, confirm: bool, as_json: bool) -> None:
+    """Remove a source, its index rows and snapshots (preview first)."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "source_remove", {"source_id": source_id, "confirm": confirm}, as_json, render.remove)
+
+
+@cli.command()
+@click.argument("source_id")
+@click.argument("query", nargs=-1)
+@click.option("--target", "-t", "targets", multiple=True, help="A query of its own (repeatable); terms are ANDed.")
+@click.option("--section", help="Section id, label, slot or file path.")
+@click.option("--group", "group_id", help="Group id or unique label.")
+@click.option("--folder", "folder_id", help="Folder item id (its subtree).")
+@click.option("--tag", "tags", multiple=True, help="Tag text that must be present (repeatable).")
+@click.option("--tag-color", "tag_colors", multiple=True, help="Tag colour that must be present (repeatable).")
+@click.option("--item-type", "item_types", multiple=True, type=click.Choice(["bookmark", "folder"]))
+@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--offset", type=int, default=0, show_default=True)
+@click.option("--count-only", is_flag=True, help="Only totals.")
+@click.option("--order", type=click.Choice(["relevance", "tree"]), default="relevance", show_default=True)
+@json_option
+@click.pass_context
+def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: tuple[str, ...], section: str | None,
+           group_id: str | None, folder_id: str | None, tags: tuple[str, ...], tag_colors: tuple[str, ...],
+           item_types: tuple[str, ...], limit: int, offset: int, count_only: bool, order: str, as_json: bool) -> None:
+    """Search a source's bookmarks (QUERY words form one target)."""
+    from bookmark_research.cli import render
+
+    all_targets = ([" ".join(query)] if query else []) + list(targets)
+    invoke(ctx, "search_bookmarks", {
+        "source_id": source_id, "targets": all_targets, "section": section, "group_id": group_id,
+        "folder_id": folder_id, "tags": list(tags), "tag_colors": list(tag_colors),
+        "item_types": list(item_types) or None, "limit": limit, "offset": offset, "count_only": count_only,
+        "order": order}, as_json, render.search)
+
+
+@cli.command()
+@click.argument("source_id")
+@click.option("--section", help="Section id, label, slot or file path.")
+@click.option("--group", "group_id", help="Group id or unique label.")
+@click.option("--item", "item_id", help="Item id (adds its ancestors).")
+@json_option
+@click.pass_context
+def context(ctx: click.Context, source_id: str, section: str | None, group_id: str | None, item_id: str | None,
+            as_json: bool) -> None:
+    """Show canvas context: sections, copies, groups, edges, ancestors."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "get_context", {"source_id": source_id, "section": section, "group_id": group_id,
+                                "item_id": item_id}, as_json, render.context)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check Python, SQLite FTS5/trigram and the data directory."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "doctor", {}, as_json, render.doctor)
+
+
+@cli.command()
+@click.option("--package", "package_path", type=click.Path(exists=True),
+              help="Package to demo (default: the bundled English sample in fixtures/).")
+@click.option("--keep", is_flag=True, help="Keep the temporary data directory and print its path.")
+def demo(package_path: str | None, keep: bool) -> None:
+    """Sync the bundled sample into a temporary data dir, then search it and show its context."""
+    from bookmark_research.demo import run_demo
+
+    sys.exit(run_demo(package_path, keep))
+
+
+def main() -> None:
+    _configure_stdio()
+    try:
+        cli.main(prog_name="bookmark-research", standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted", err=True)
+        sys.exit(130)

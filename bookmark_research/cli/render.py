@@ -1,0 +1,168 @@
+"""Human-readable rendering of operation results (``--json`` bypasses this module)."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+import click
+
+
+def _width() -> int:
+    return max(60, min(shutil.get_terminal_size((100, 20)).columns, 140))
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    click.echo("  ".join(click.style(h.ljust(w), bold=True) for h, w in zip(headers, widths)))
+    for r in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def _warnings(warnings: list[str]) -> None:
+    for w in warnings:
+        click.secho(f"warning: {w}", fg="yellow", err=True)
+
+
+def counts_line(c: dict[str, Any]) -> str:
+    return (f"{c['bookmarks']} bookmarks ({c['unique_urls']} unique URLs), {c['user_folders']} folders, "
+            f"{c['sections']} sections, {c['nodes']} canvas nodes, {c['edges']} edges, {c['memberships']} group memberships")
+
+
+def sync(r: dict[str, Any]) -> None:
+    verb = "Created" if r["created"] else "Updated"
+    click.echo(f"{verb} source {click.style(r['source_id'], bold=True)} ({r['mode']}, {r['completeness']}) "
+               f"from {r['input_kind']} {r['input_path']}")
+    click.echo(f"  files: {r['changed_files']} changed, {r['skipped_files']} unchanged; items: "
+               f"{r['items_inserted']} inserted, {r['items_updated']} updated, {r['items_deleted']} deleted")
+    click.echo(f"  now:   {counts_line(r['counts'])}")
+    click.echo(f"  version {r['version_id']}")
+    if r["retained_missing_files"]:
+        click.echo(f"  kept {len(r['retained_missing_files'])} indexed files missing from this input (partial sync): "
+                   + ", ".join(r["retained_missing_files"][:5]))
+    if r["removed_files"]:
+        click.echo(f"  removed {len(r['removed_files'])} files missing from this input (complete sync): "
+                   + ", ".join(r["removed_files"][:5]))
+    _warnings(r["warnings"])
+
+
+def status(r: dict[str, Any]) -> None:
+    if not r["sources"]:
+        click.echo(f"No sources yet in {r['database']}. Add one with: bookmark-research sync PATH")
+        return
+    rows = []
+    for s in r["sources"]:
+        src = s["source"]
+        rows.append([s["source_id"], src["mode"], src["state"], str(s["bookmarks"]), str(s["unique_urls"]),
+                     str(s["counts"]["sections"]), src["last_sync"] or "-",
+                     _cut(src["input_path"] or "", 40) + ("" if src["input_exists"] else " (gone)")])
+    _table(rows, ["SOURCE", "MODE", "STATE", "BOOKMARKS", "URLS", "SECTIONS", "LAST SYNC", "INPUT"])
+    if len(r["sources"]) == 1:
+        s = r["sources"][0]
+        click.echo(f"\n{counts_line(s['counts'])}")
+        for sec in s["sections"]:
+            extra = f" → copy of {sec['canonical_id']}" if sec["is_anchor"] else ""
+            click.echo(f"  {sec['label']:<10} {sec['section_id']}  {sec['file_path']}{extra}")
+        if s["source"]["retained_missing_files"]:
+            click.echo("kept from earlier imports: " + ", ".join(s["source"]["retained_missing_files"]))
+
+
+def history(r: dict[str, Any]) -> None:
+    rows = [[("* " if v["current"] else "  ") + v["version_id"], v["created_at"], str(v["file_count"]),
+             v["input_kind"] or "", v["completeness"] or "", _cut(v["input_path"] or "", 50)] for v in r["versions"]]
+    _table(rows, ["  VERSION", "CREATED", "FILES", "INPUT", "SYNC", "FROM"])
+    click.echo(f"{r['total']} version(s); restore one with: bookmark-research restore {r['source_id']} VERSION")
+
+
+def remove(r: dict[str, Any]) -> None:
+    if r["status"] == "confirmation_required":
+        n = r["would_remove"]
+        click.echo(f"Would remove {r['source_id']}: {n['items']} items, {n['sections']} sections, {n['files']} files, "
+                   f"{n['versions']} snapshot versions. The original package is not touched.")
+        click.echo(f"Run again with --confirm to remove it: bookmark-research source remove {r['source_id']} --confirm")
+    else:
+        click.echo(f"Removed {r['source_id']} ({r['removed']['items']} items, snapshots "
+                   f"{'deleted' if r['snapshot_removed'] else 'not found'}).")
+
+
+def _result_line(n: int, row: dict[str, Any], width: int) -> None:
+    kind = "" if row["item_type"] == "bookmark" else "[folder] "
+    title = row["title"] or ("(untitled root)" if row.get("synthetic") else "(untitled)")
+    click.echo(f"{n:>3}. {kind}{click.style(_cut(title, width - 8), bold=True)}")
+    if row["url"]:
+        click.echo(f"     {_cut(row['url'], width - 5)}")
+    where = row["section_label"] + (f" › {row['folder_path']}" if row["folder_path"] else "")
+    tags = " ".join(f"#{t.get('text', '')}" for t in row["tags"])
+    click.echo(click.style(f"     {_cut(where, width - 30)}  {tags}".rstrip(), dim=True) + f"  id={row['item_id']}")
+    snippet = row.get("snippet")
+    if snippet and snippet["field"] not in ("title", "url"):
+        click.echo(f"     {snippet['field']}: {_cut(snippet['text'], width - 15)}")
+
+
+def search(r: dict[str, Any]) -> None:
+    width = _width()
+    scope = ", ".join(f"{k}={v}" for k, v in r["query_scope"].items() if v and k != "item_types")
+    header = f"{r['total']} match{'es' if r['total'] != 1 else ''} ({r['unique_urls']} unique URLs)"
+    click.echo(header + (f" in {scope}" if scope else "") + f", ordered by {r['order']}")
+    if len(r["targets"]) > 1:
+        for t in r["targets"]:
+            click.echo(f"  {t['target']!r}: {t['total']}")
+    for n, row in enumerate(r["results"], r["offset"] + 1):
+        _result_line(n, row, width)
+    if r["next_offset"] is not None:
+        click.echo(f"… more: --offset {r['next_offset']}")
+    if r.get("anchor_of"):
+        click.echo(f"note: {r['anchor_note']}")
+    for m in r.get("canvas_matches") or []:
+        label = m.get("label") or m.get("text") or ""
+        click.echo(f"canvas {m['kind']}: {_cut(label, width - 20)} ({m.get('node_id') or m.get('edge_id')})")
+
+
+def context(r: dict[str, Any]) -> None:
+    width = _width()
+    c = r["counts"]
+    click.echo(f"{c['sections']} section(s), {c['instances']} bookmark instances, {c['unique_urls']} unique URLs "
+               f"(copies not counted)")
+    for s in r["sections"]:
+        copy = f" — copy of {s['anchor_of']} (not counted)" if s["anchor_of"] else ""
+        click.echo(f"\n{click.style(s['label'], bold=True)} {s['title'] or ''} [{s['kind']}] {s['bookmark_count']} "
+                   f"bookmarks{copy}")
+        if s["description_md"]:
+            click.echo(f"  {_cut(s['description_md'], width - 2)}")
+    for item in r["items"]:
+        chain = " › ".join(a["title"] or "(root)" for a in item.get("ancestors") or [])
+        click.echo(f"\nitem {item['item_id']}: {item['title']} {item['url']}")
+        if chain:
+            click.echo(f"  in {chain}")
+        if item["note"]:
+            click.echo(f"  note ({item['note_color']}): {_cut(item['note'], width - 12)}")
+    if r["groups"]:
+        click.echo("\ngroups:")
+        for g in r["groups"]:
+            parents = f" (inside {', '.join(g['parent_groups'])})" if g["parent_groups"] else ""
+            click.echo(f"  {g['label'] or g['node_id']}{parents}: {', '.join(g['members']) or '(empty)'}")
+    if r["edges"]:
+        click.echo("\nedges:")
+        arrows = {"forward": "──▶", "reverse": "◀──", "both": "◀─▶", "none": "───"}
+        for e in r["edges"]:
+            label = f" “{e['label']}”" if e["label"] else ""
+            click.echo(f"  {e['from_node']} {arrows[e['direction']]} {e['to_node']}{label}")
+
+
+def doctor(r: dict[str, Any]) -> None:
+    ok = click.style("ok", fg="green")
+    bad = click.style("missing", fg="red")
+    click.echo(f"python   {r['python']}")
+    click.echo(f"sqlite   {r['sqlite']}  fts5 {ok if r['fts5'] else bad}  trigram {ok if r['trigram'] else bad}")
+    click.echo(f"data dir {r['data_dir']} ({'writable' if r['data_dir_writable'] else 'NOT writable'})")
+    click.echo(f"database {r['database']} ({'exists' if r['database_exists'] else 'not created yet'})")
+    for p in r["problems"]:
+        click.secho(f"problem: {p}", fg="red")
+    if r["next_step"]:
+        click.echo(f"next step: {r['next_step']}")
+    click.echo("ready" if r["ready"] else "not ready")

@@ -1,0 +1,1 @@
+"""The core: one registry of operations with pydantic input and output models."""

@@ -1,0 +1,317 @@
+"""Pydantic input and output models of every core operation.
+
+Input models are strict and closed (``extra="forbid"``): the MCP server derives its tool schemas
+from them and the CLI validates through them, so both front ends accept exactly the same requests.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+Text = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^[^\x00]*\S[^\x00]*$")]
+Target = Annotated[str, StringConstraints(min_length=1, max_length=2048, pattern=r"^[^\x00]*\S[^\x00]*$")]
+Path_ = Annotated[str, StringConstraints(min_length=1, max_length=4096, pattern=r"^[^\x00]+$")]
+JSON = dict[str, Any]
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Output(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- sync / sources ---------------------------------------------------------------------------
+
+
+class SyncInput(Input):
+    package_path: Path_ = Field(description="Package directory, .zip export or single section .json")
+    source_id: Text | None = Field(None, description="Attach to this source (default: remembered from the path)")
+    mode: Literal["snapshot", "live"] | None = Field(None, description="snapshot (frozen copy) or live (followed folder)")
+    completeness: Literal["partial", "complete"] | None = Field(
+        None, description="partial keeps indexed files missing from the input; complete deletes them")
+
+
+class Counts(Output):
+    items: int
+    bookmarks: int
+    folders: int
+    tree_roots: int
+    user_folders: int
+    unique_urls: int
+    sections: int
+    files: int
+    nodes: int
+    edges: int
+    memberships: int
+
+
+class SyncOutput(Output):
+    source_id: str
+    created: bool
+    mode: str
+    completeness: str
+    input_path: str
+    input_kind: str
+    package_path: str
+    version_id: str
+    snapshot_path: str
+    state: str
+    changed_files: int
+    skipped_files: int
+    changed_file_paths: list[str]
+    items_inserted: int
+    items_updated: int
+    items_deleted: int
+    retained_missing_files: list[str]
+    removed_files: list[str]
+    replaced_canvas_files: list[str]
+    duplicate_source_ids: list[str]
+    warnings: list[str]
+    counts: Counts
+
+
+class SourceRecord(Output):
+    source_id: str
+    mode: str
+    completeness: str
+    state: str
+    input_path: str | None
+    input_kind: str | None
+    input_exists: bool
+    package_path: str | None
+    version_id: str | None
+    snapshot_path: str | None
+    snapshot_exists: bool
+    created_at: str
+    last_sync: str | None
+    retained_missing_files: list[str]
+    aliases: list[str]
+
+
+class SectionSummary(Output):
+    section_id: str
+    label: str
+    kind: str
+    is_anchor: bool
+    canonical_id: str | None
+    file_path: str
+
+
+class SourceStatus(Output):
+    source_id: str
+    bookmarks: int
+    unique_urls: int
+    counts: Counts
+    sections: list[SectionSummary]
+    source: SourceRecord
+
+
+class StatusInput(Input):
+    source_id: Text | None = None
+
+
+class StatusOutput(Output):
+    database: str
+    database_exists: bool
+    schema_version: int
+    sources: list[SourceStatus]
+
+
+class HistoryInput(Input):
+    source_id: Text
+    limit: int = Field(20, ge=1, le=100)
+    offset: int = Field(0, ge=0, le=1_000_000_000)
+
+
+class Version(Output):
+    version_id: str
+    created_at: str
+    snapshot_path: str
+    snapshot_exists: bool
+    current: bool
+    file_count: int
+    input_path: str | None
+    input_kind: str | None
+    completeness: str | None
+
+
+class HistoryOutput(Output):
+    source_id: str
+    total: int
+    limit: int
+    offset: int
+    next_offset: int | None
+    versions: list[Version]
+
+
+class RestoreInput(Input):
+    source_id: Text
+    version_id: Text
+
+
+class RemoveInput(Input):
+    source_id: Text
+    confirm: bool = Field(False, description="Without it, only report what would be removed")
+
+
+class RemoveOutput(Output):
+    source_id: str
+    status: Literal["confirmation_required", "removed"]
+    aliases: list[str]
+    would_remove: dict[str, int] | None = None
+    removed: dict[str, int] | None = None
+    snapshot_directory: str | None = None
+    snapshot_removed: bool | None = None
+    impact: str | None = None
+
+
+# --- query ------------------------------------------------------------------------------------
+
+
+class SearchInput(Input):
+    source_id: Text
+    targets: list[Target] = Field(default_factory=list, max_length=100,
+                                  description="Each target is its own query; terms inside a target are ANDed")
+    section: Text | None = Field(None, description="Section id, label, slot or file path")
+    group_id: Text | None = Field(None, description="Group node id or unique group label")
+    folder_id: Text | None = Field(None, description="Folder item id: restrict to its subtree")
+    tags: list[Target] = Field(default_factory=list, max_length=100, description="Every tag text must be present")
+    tag_colors: list[Text] = Field(default_factory=list, max_length=20, description="Every tag colour must be present")
+    item_types: list[Literal["bookmark", "folder"]] = Field(default_factory=lambda: ["bookmark"], min_length=1, max_length=2)
+    limit: int = Field(20, ge=0, le=1000)
+    offset: int = Field(0, ge=0, le=1_000_000_000)
+    count_only: bool = False
+    order: Literal["relevance", "tree"] = Field("relevance", description="BM25 relevance or the canvas tree order")
+
+    @field_validator("item_types")
+    @classmethod
+    def _unique(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("item_types must not repeat a value")
+        return value
+
+
+class Snippet(Output):
+    field: str
+    text: str
+
+
+class BookmarkRow(Output):
+    source_id: str
+    section_id: str
+    item_id: str
+    source: str
+    section: str
+    item: str
+    parent_id: str | None
+    item_type: str
+    position: int
+    preorder: int
+    title: str
+    url: str
+    note: str
+    note_color: str | None
+    tags: list[JSON]
+    path: list[str]
+    folder_path: str
+    raw_json: JSON
+    metadata: JSON
+    revision: int
+    section_label: str
+    file_path: str
+    synthetic: bool | None = None
+    shown_in_anchors: list[str] | None = None
+    score: float | None = None
+    snippet: Snippet | None = None
+    ancestors: list[BookmarkRow] | None = None
+
+
+class TargetPage(Output):
+    target: str
+    total: int
+    unique_urls: int
+    limit: int
+    offset: int
+    next_offset: int | None
+    results: list[BookmarkRow]
+
+
+class SearchCounts(Output):
+    instances: int
+    unique_urls: int
+    note: str
+
+
+class SearchOutput(Output):
+    source_id: str
+    total: int
+    unique_urls: int
+    limit: int
+    offset: int
+    next_offset: int | None
+    order: str
+    ranking: str
+    results: list[BookmarkRow]
+    targets: list[TargetPage]
+    query_scope: JSON
+    match_mode: str
+    match_index: str
+    searched_fields: list[str]
+    counts: SearchCounts
+    anchor_of: dict[str, str | None] | None = None
+    anchor_note: str | None = None
+    canvas_matches: list[JSON] | None = None
+    canvas_match_note: str | None = None
+    source: SourceRecord
+
+
+class ContextInput(Input):
+    source_id: Text
+    section: Text | None = None
+    group_id: Text | None = None
+    item_id: Text | None = None
+
+
+class ContextCounts(Output):
+    sections: int
+    counted_sections: int
+    instances: int
+    unique_urls: int
+    note: str
+
+
+class ContextOutput(Output):
+    source_id: str
+    scope: JSON
+    sections: list[JSON]
+    counts: ContextCounts
+    items: list[BookmarkRow]
+    nodes: list[JSON]
+    groups: list[JSON]
+    edges: list[JSON]
+    related_nodes: list[JSON]
+    memberships: list[JSON]
+    source: SourceRecord
+
+
+class DoctorInput(Input):
+    pass
+
+
+class DoctorOutput(Output):
+    python: str
+    sqlite: str
+    fts5: bool
+    trigram: bool
+    data_dir: str
+    database: str
+    database_exists: bool
+    data_dir_writable: bool
+    database_writable: bool | None
+    ready: bool
+    problems: list[str]
+    next_step: str | None

@@ -1,0 +1,158 @@
+"""Every core operation, registered with its input and output model."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sqlite3
+import tempfile
+from typing import Any
+
+from bookmark_research.core import models as m
+from bookmark_research.core.app import App
+from bookmark_research.core.registry import operation
+from bookmark_research.errors import NotFoundError
+from bookmark_research.index.db import read_snapshot
+from bookmark_research.index.schema import SCHEMA_VERSION
+from bookmark_research.index.status import require_source, source_counts, source_record
+
+
+@operation("sync_package", "sync", m.SyncInput, m.SyncOutput, read_only=False)
+def sync_package(app: App, p: m.SyncInput) -> dict[str, Any]:
+    """Import a package directory, ZIP or section JSON into a source (incremental, all or nothing)."""
+    from bookmark_research.sources.manager import sync_package as run
+
+    return run(app, p.package_path, p.source_id, p.mode, p.completeness, progress=getattr(app, "progress", None))
+
+
+@operation("index_status", "status", m.StatusInput, m.StatusOutput)
+def index_status(app: App, p: m.StatusInput) -> dict[str, Any]:
+    """Sources, their counts, sections, versions and lifecycle state."""
+    conn = app.connect(create=False)
+    out: dict[str, Any] = {"database": str(app.db_path), "database_exists": conn is not None,
+                           "schema_version": SCHEMA_VERSION, "sources": []}
+    if conn is None:
+        if p.source_id is not None:
+            require_source(None, p.source_id)
+        return out
+    with read_snapshot(conn):
+        if p.source_id is not None:
+            require_source(conn, p.source_id)
+            ids = [p.source_id]
+        else:
+            ids = [r[0] for r in conn.execute("SELECT source_id FROM sources ORDER BY source_id")]
+        for sid in ids:
+            counts = source_counts(conn, sid)
+            sections = [
+                {"section_id": s, "label": lab, "kind": k, "is_anchor": bool(a), "canonical_id": c, "file_path": f}
+                for s, lab, k, a, c, f in conn.execute(
+                    "SELECT section_id, label, kind, is_anchor, canonical_id, file_path FROM sections "
+                    "WHERE source_id=? ORDER BY section_id", (sid,))
+            ]
+            out["sources"].append({"source_id": sid, "bookmarks": counts["bookmarks"],
+                                   "unique_urls": counts["unique_urls"], "counts": counts, "sections": sections,
+                                   "source": source_record(conn, sid)})
+    return out
+
+
+@operation("source_history", "history", m.HistoryInput, m.HistoryOutput)
+def source_history(app: App, p: m.HistoryInput) -> dict[str, Any]:
+    """Recorded versions of a source, newest first; each one can be restored."""
+    from bookmark_research.sources.manager import history
+
+    return history(app, p.source_id, p.limit, p.offset)
+
+
+@operation("source_restore", "restore", m.RestoreInput, m.SyncOutput, read_only=False)
+def source_restore(app: App, p: m.RestoreInput) -> dict[str, Any]:
+    """Make a recorded version current again by re-syncing its managed snapshot."""
+    from bookmark_research.sources.manager import restore
+
+    return restore(app, p.source_id, p.version_id, progress=getattr(app, "progress", None))
+
+
+@operation("source_remove", "source remove", m.RemoveInput, m.RemoveOutput, read_only=False)
+def source_remove(app: App, p: m.RemoveInput) -> dict[str, Any]:
+    """Remove a source, its index rows and its snapshots (preview unless confirm is true)."""
+    from bookmark_research.sources.manager import remove
+
+    return remove(app, p.source_id, p.confirm)
+
+
+def _query_conn(app: App, source_id: str) -> sqlite3.Connection:
+    conn = app.connect(create=False)
+    require_source(conn, source_id)
+    assert conn is not None
+    return conn
+
+
+@operation("search_bookmarks", "search", m.SearchInput, m.SearchOutput)
+def search_bookmarks(app: App, p: m.SearchInput) -> dict[str, Any]:
+    """Ranked full-text search of bookmarks with section, group, folder and tag filters."""
+    from bookmark_research.index.search import search_bookmarks as run
+
+    conn = _query_conn(app, p.source_id)
+    with read_snapshot(conn):
+        result = run(conn, p.source_id, targets=p.targets, section=p.section, group_id=p.group_id,
+                     folder_id=p.folder_id, tags=p.tags, tag_colors=p.tag_colors, item_types=p.item_types,
+                     limit=p.limit, offset=p.offset, count_only=p.count_only, order=p.order)
+        result["source"] = source_record(conn, p.source_id)
+    return result
+
+
+@operation("get_context", "context", m.ContextInput, m.ContextOutput)
+def get_context(app: App, p: m.ContextInput) -> dict[str, Any]:
+    """Canvas context: section headers, copies, ancestors, nodes, groups, edges and related nodes."""
+    from bookmark_research.index.context import get_context as run
+
+    conn = _query_conn(app, p.source_id)
+    with read_snapshot(conn):
+        result = run(conn, p.source_id, section=p.section, group_id=p.group_id, item_id=p.item_id)
+        result["source"] = source_record(conn, p.source_id)
+    return result
+
+
+def _writable(path: os.PathLike[str] | str) -> tuple[bool, str | None]:
+    """Whether a file can be created in ``path`` (or its nearest existing ancestor); leaves nothing behind."""
+    from pathlib import Path
+
+    folder = Path(path)
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        return False, f"{folder} exists but is not a directory"
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".bookmark-research-probe-"):
+            pass
+        return True, None
+    except OSError as exc:
+        return False, f"{folder} is not writable ({exc.strerror})"
+
+
+@operation("doctor", "doctor", m.DoctorInput, m.DoctorOutput)
+def doctor(app: App, p: m.DoctorInput) -> dict[str, Any]:
+    """Check Python, SQLite FTS5/trigram support and whether the data directory is usable."""
+    from bookmark_research.index.db import sqlite_supports
+
+    fts5, trigram = sqlite_supports("unicode61"), sqlite_supports("trigram")
+    problems: list[str] = []
+    writable, why = _writable(app.data_dir)
+    if not writable:
+        problems.append(f"data directory: {why}")
+    db_exists = app.db_path.exists()
+    db_writable = os.access(app.db_path, os.W_OK) if db_exists else None
+    if db_exists and not db_writable:
+        problems.append(f"database {app.db_path} is read-only")
+    if not fts5:
+        problems.append("this Python's SQLite lacks FTS5")
+    next_step = None
+    if problems:
+        next_step = ("export BOOKMARK_RESEARCH_DATA_DIR=/a/writable/folder (or pass --data-dir)" if not writable or
+                     (db_exists and not db_writable) else "install a Python whose SQLite has FTS5")
+    return {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version, "fts5": fts5, "trigram": trigram,
+            "data_dir": str(app.data_dir), "database": str(app.db_path), "database_exists": db_exists,
+            "data_dir_writable": writable, "database_writable": db_writable, "ready": not problems,
+            "problems": problems, "next_step": next_step}
+
+
+__all__ = ["NotFoundError"]

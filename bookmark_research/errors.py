@@ -1,0 +1,52 @@
+"""Error types shared by every layer.
+
+Every failure a user can cause is a :class:`BookmarkResearchError` with a one-line message that
+names the file or field at fault, and a machine-readable ``kind``. Front ends print the message
+(CLI) or return it with ``isError`` (MCP); they never show a traceback.
+"""
+
+from __future__ import annotations
+
+
+class BookmarkResearchError(Exception):
+    """A failure caused by input or state, reported to the user as one line."""
+
+    kind = "error"
+
+    def __init__(self, message: str) -> None:
+        message = " ".join(str(message).split()) or self.kind
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, str]:
+        return {"error": self.message, "error_kind": self.kind}
+
+
+class InvalidInputError(BookmarkResearchError):
+    """A package, file or argument that cannot be accepted."""
+
+    kind = "invalid_input"
+
+
+class UnsafeInputError(InvalidInputError):
+    """Input that would escape its package, follow links or exceed limits."""
+
+    kind = "unsafe_input"
+
+
+class NotFoundError(BookmarkResearchError):
+    """An unknown source, section, group, folder, item or version."""
+
+    kind = "not_found"
+
+
+class ConflictError(BookmarkResearchError):
+    """The request conflicts with what is already indexed."""
+
+    kind = "conflict"
+
+
+class StorageError(BookmarkResearchError):
+    """The data directory or database cannot be used."""
+
+    kind = "storage"

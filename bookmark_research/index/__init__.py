@@ -1,0 +1,1 @@
+"""The SQLite index: schema, incremental writes, search, context and counts."""

@@ -1,0 +1,181 @@
+"""DDL of the bookmark index. One database holds every source; rows are scoped by ``source_id``."""
+
+from __future__ import annotations
+
+from bookmark_research.index.text import CHAR_TOKENIZER
+
+SCHEMA_VERSION = 1
+
+TABLES = """
+CREATE TABLE sources (
+    source_id TEXT PRIMARY KEY,
+    mode TEXT NOT NULL,
+    completeness TEXT NOT NULL,
+    input_path TEXT,
+    input_kind TEXT,
+    package_path TEXT,
+    version_id TEXT,
+    state TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    last_sync TEXT,
+    retained_missing_json TEXT NOT NULL DEFAULT '[]',
+    record_json TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE source_aliases (
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    input_path TEXT NOT NULL,
+    PRIMARY KEY (source_id, input_path)
+);
+CREATE INDEX source_aliases_path ON source_aliases(input_path);
+CREATE TABLE source_versions (
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    version_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    snapshot_path TEXT NOT NULL,
+    input_path TEXT,
+    input_kind TEXT,
+    completeness TEXT,
+    file_count INTEGER NOT NULL,
+    PRIMARY KEY (source_id, version_id)
+);
+CREATE TABLE files (
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    file_path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (source_id, file_path)
+);
+CREATE TABLE sections (
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    section_id TEXT NOT NULL,
+    file_path TEXT NOT NULL,
+    section_type TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    slot TEXT,
+    label TEXT NOT NULL,
+    title TEXT NOT NULL,
+    description_md TEXT NOT NULL,
+    is_anchor INTEGER NOT NULL,
+    inherit_ref TEXT,
+    inherit_path TEXT,
+    canonical_id TEXT,
+    raw_json TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (source_id, section_id)
+);
+CREATE INDEX sections_file ON sections(source_id, file_path);
+CREATE TABLE items (
+    pk INTEGER PRIMARY KEY,
+    source_id TEXT NOT NULL,
+    section_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    parent_id TEXT,
+    item_type TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    preorder INTEGER NOT NULL,
+    subtree_end INTEGER NOT NULL,
+    depth INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    url TEXT NOT NULL,
+    note TEXT NOT NULL,
+    note_color TEXT,
+    tags_json TEXT NOT NULL,
+    tag_text TEXT NOT NULL,
+    path_json TEXT NOT NULL,
+    folder_path TEXT NOT NULL,
+    ancestor_ids_json TEXT NOT NULL,
+    raw_json TEXT NOT NULL,
+    metadata_json TEXT NOT NULL,
+    synthetic INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1,
+    UNIQUE (source_id, section_id, item_id),
+    FOREIGN KEY (source_id, section_id) REFERENCES sections(source_id, section_id) ON DELETE CASCADE
+);
+CREATE INDEX items_tree ON items(source_id, section_id, preorder);
+CREATE INDEX items_item ON items(source_id, item_id);
+CREATE INDEX items_url ON items(source_id, url);
+CREATE TABLE item_tags (
+    item_pk INTEGER NOT NULL REFERENCES items(pk) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    color TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (item_pk, color, text)
+);
+CREATE INDEX item_tags_text ON item_tags(text);
+CREATE INDEX item_tags_color ON item_tags(color);
+CREATE TABLE nodes (
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    node_id TEXT NOT NULL,
+    canvas_path TEXT NOT NULL,
+    node_type TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    file_ref TEXT,
+    file_candidates_json TEXT NOT NULL DEFAULT '[]',
+    file_path TEXT,
+    section_id TEXT,
+    label TEXT,
+    text TEXT,
+    color TEXT,
+    x REAL NOT NULL,
+    y REAL NOT NULL,
+    width REAL NOT NULL,
+    height REAL NOT NULL,
+    raw_json TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (source_id, node_id)
+);
+CREATE TABLE edges (
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    edge_id TEXT NOT NULL,
+    canvas_path TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    from_node TEXT NOT NULL,
+    to_node TEXT NOT NULL,
+    from_end TEXT NOT NULL,
+    to_end TEXT NOT NULL,
+    label TEXT,
+    raw_json TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (source_id, edge_id)
+);
+CREATE TABLE memberships (
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    group_id TEXT NOT NULL,
+    node_id TEXT NOT NULL,
+    PRIMARY KEY (source_id, group_id, node_id)
+);
+"""
+
+# Two FTS5 indexes over the same rows: trigram (ranked substring search for terms of 3+ characters)
+# and a one-token-per-character index that answers 1-2 character terms (CJK included) without a scan.
+# The character index is contentless; ``br_chars`` (registered on every connection) derives its text.
+FTS = f"""
+CREATE VIRTUAL TABLE items_fts USING fts5(
+    title, url, note, tag_text, folder_path, content='items', content_rowid='pk', tokenize='trigram'
+);
+CREATE VIRTUAL TABLE items_chars USING fts5(chars, content='', tokenize="{CHAR_TOKENIZER}");
+CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
+    INSERT INTO items_fts(rowid, title, url, note, tag_text, folder_path)
+        VALUES (new.pk, new.title, new.url, new.note, new.tag_text, new.folder_path);
+    INSERT INTO items_chars(rowid, chars)
+        VALUES (new.pk, br_chars(new.title, new.url, new.note, new.tag_text, new.folder_path));
+END;
+CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+    INSERT INTO items_fts(items_fts, rowid, title, url, note, tag_text, folder_path)
+        VALUES ('delete', old.pk, old.title, old.url, old.note, old.tag_text, old.folder_path);
+    INSERT INTO items_chars(items_chars, rowid, chars)
+        VALUES ('delete', old.pk, br_chars(old.title, old.url, old.note, old.tag_text, old.folder_path));
+END;
+CREATE TRIGGER items_au AFTER UPDATE OF title, url, note, tag_text, folder_path ON items BEGIN
+    INSERT INTO items_fts(items_fts, rowid, title, url, note, tag_text, folder_path)
+        VALUES ('delete', old.pk, old.title, old.url, old.note, old.tag_text, old.folder_path);
+    INSERT INTO items_fts(rowid, title, url, note, tag_text, folder_path)
+        VALUES (new.pk, new.title, new.url, new.note, new.tag_text, new.folder_path);
+    INSERT INTO items_chars(items_chars, rowid, chars)
+        VALUES ('delete', old.pk, br_chars(old.title, old.url, old.note, old.tag_text, old.folder_path));
+    INSERT INTO items_chars(rowid, chars)
+        VALUES (new.pk, br_chars(new.title, new.url, new.note, new.tag_text, new.folder_path));
+END;
+"""

@@ -1,0 +1,232 @@
+"""Ranked bookmark search: BM25 over trigram FTS5, a character index for 1-2 character terms.
+
+Each target is its own query (terms ANDed, each term a literal, case-insensitive substring of
+title, URL, note, tag text or folder path). The top-level result is the union of all targets.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from bookmark_research.index.db import has_trigram
+from bookmark_research.index.scope import Scope, build_scope
+from bookmark_research.index.status import COUNT_NOTE
+from bookmark_research.index.text import (
+    BM25_WEIGHTS,
+    SEARCH_FIELDS,
+    TRIGRAM_MIN,
+    char_phrase,
+    fts_phrase,
+    highlight,
+    split_terms,
+)
+
+ROW_COLUMNS = (
+    "i.pk, i.source_id, i.section_id, i.item_id, i.parent_id, i.item_type, i.position, i.preorder, i.title, i.url, "
+    "i.note, i.note_color, i.tags_json, i.tag_text, i.path_json, i.folder_path, i.raw_json, i.metadata_json, "
+    "i.synthetic, i.revision, s.label, s.file_path"
+)
+
+
+def _target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigram: bool) -> tuple[str, list[Any]]:
+    """SQL selecting (pk, score) for one target within the scope."""
+    where, params = scope.sql()
+    long_terms = [t for t in terms if trigram and len(t) >= TRIGRAM_MIN]
+    short_terms = [t for t in terms if t not in long_terms]
+    if long_terms:
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        source = (f"SELECT rowid AS pk, bm25(items_fts, {weights}) AS score FROM items_fts WHERE items_fts MATCH ?")
+        source_params: list[Any] = [" AND ".join(fts_phrase(t) for t in long_terms)]
+        if short_terms:
+            where += " AND i.pk IN (SELECT rowid FROM items_chars WHERE items_chars MATCH ?)"
+            params.append(" AND ".join(char_phrase(t) for t in short_terms))
+    else:
+        source = "SELECT rowid AS pk, bm25(items_chars) AS score FROM items_chars WHERE items_chars MATCH ?"
+        source_params = [" AND ".join(char_phrase(t) for t in short_terms)]
+    sql = f"SELECT i.pk AS pk, m.score AS score FROM ({source}) m JOIN items i ON i.pk = m.pk WHERE {where}"
+    return sql, source_params + params
+
+
+def _order(order: str) -> str:
+    tree = "i.section_id, i.preorder, i.item_id"
+    return f"score, {tree}" if order == "relevance" else tree
+
+
+def _page(conn: sqlite3.Connection, base_sql: str, params: list[Any], order: str, limit: int, offset: int) -> tuple[int, int, list[tuple[int, float | None]]]:
+    total, unique_urls = conn.execute(
+        f"SELECT COUNT(*), COUNT(DISTINCT CASE WHEN i.item_type='bookmark' AND i.url<>'' THEN i.url END) "
+        f"FROM ({base_sql}) q JOIN items i ON i.pk = q.pk", params).fetchone()
+    rows: list[tuple[int, float | None]] = []
+    if limit > 0 and total > offset:
+        rows = conn.execute(
+            f"SELECT q.pk, q.score FROM ({base_sql}) q JOIN items i ON i.pk = q.pk ORDER BY {_order(order)} "
+            f"LIMIT ? OFFSET ?", [*params, limit, offset]).fetchall()
+    return total, unique_urls, rows
+
+
+def _anchor_map(conn: sqlite3.Connection, source_id: str) -> dict[str, list[str]]:
+    shown: dict[str, list[str]] = {}
+    for sid, canonical in conn.execute(
+            "SELECT section_id, canonical_id FROM sections WHERE source_id=? AND is_anchor=1 AND canonical_id IS NOT NULL "
+            "ORDER BY section_id", (source_id,)):
+        shown.setdefault(canonical, []).append(sid)
+    return shown
+
+
+def item_rows(conn: sqlite3.Connection, pks: list[int], shown: dict[str, list[str]] | None = None) -> dict[int, dict[str, Any]]:
+    """Full result rows for ``pks``, keyed by pk."""
+    if not pks:
+        return {}
+    out: dict[int, dict[str, Any]] = {}
+    for chunk in range(0, len(pks), 500):
+        part = pks[chunk:chunk + 500]
+        for r in conn.execute(
+                f"SELECT {ROW_COLUMNS} FROM items i JOIN sections s ON s.source_id=i.source_id AND s.section_id=i.section_id "
+                f"WHERE i.pk IN ({','.join('?' * len(part))})", part):
+            row = {
+                "source_id": r[1], "section_id": r[2], "item_id": r[3], "source": r[1], "section": r[2], "item": r[3],
+                "parent_id": r[4], "item_type": r[5], "position": r[6], "preorder": r[7], "title": r[8], "url": r[9],
+                "note": r[10], "note_color": r[11], "tags": json.loads(r[12]), "path": json.loads(r[14]),
+                "folder_path": r[15], "raw_json": json.loads(r[16]), "metadata": json.loads(r[17]),
+                "revision": r[19], "section_label": r[20], "file_path": r[21],
+            }
+            if r[18]:
+                row["synthetic"] = True
+            if shown and r[2] in shown:
+                row["shown_in_anchors"] = shown[r[2]]
+            out[r[0]] = row
+    return out
+
+
+def _snippet(row: dict[str, Any], terms: list[str]) -> dict[str, str] | None:
+    fields = {"title": row["title"], "note": row["note"], "url": row["url"],
+              "tags": " ".join(t.get("text", "") for t in row["tags"]), "folder_path": row["folder_path"]}
+    for name, text in fields.items():
+        snippet = highlight(text, terms)
+        if snippet:
+            return {"field": name, "text": snippet}
+    return None
+
+
+def canvas_matches(conn: sqlite3.Connection, source_id: str, targets: list[str]) -> list[dict[str, Any]]:
+    """Canvas text cards, group labels and edge labels containing every term of a target."""
+    nodes = conn.execute("SELECT canvas_path, node_id, node_type, label, text FROM nodes WHERE source_id=? "
+                         "ORDER BY position", (source_id,)).fetchall()
+    edges = conn.execute("SELECT canvas_path, edge_id, label, from_node, to_node FROM edges WHERE source_id=? "
+                         "ORDER BY position", (source_id,)).fetchall()
+    out: list[dict[str, Any]] = []
+    for target in targets:
+        terms = [t.casefold() for t in split_terms(target)]
+
+        def hit(*texts: str | None) -> bool:
+            folded = " \n ".join(t for t in texts if t).casefold()
+            return bool(folded) and all(t in folded for t in terms)
+
+        for canvas_path, node_id, node_type, label, text in nodes:
+            if hit(label, text):
+                out.append({"target": target, "kind": node_type, "canvas_path": canvas_path, "node_id": node_id,
+                            "node_type": node_type, "label": label, "text": text})
+        for canvas_path, edge_id, label, from_node, to_node in edges:
+            if hit(label):
+                out.append({"target": target, "kind": "edge", "canvas_path": canvas_path, "edge_id": edge_id,
+                            "label": label, "from_node": from_node, "to_node": to_node})
+    return out
+
+
+def search_bookmarks(
+    conn: sqlite3.Connection,
+    source_id: str,
+    *,
+    targets: list[str] | None = None,
+    section: str | None = None,
+    group_id: str | None = None,
+    folder_id: str | None = None,
+    tags: list[str] | None = None,
+    tag_colors: list[str] | None = None,
+    item_types: list[str] | None = None,
+    limit: int = 20,
+    offset: int = 0,
+    count_only: bool = False,
+    order: str = "relevance",
+) -> dict[str, Any]:
+    item_types = item_types or ["bookmark"]
+    scope = build_scope(conn, source_id, section=section, group_id=group_id, folder_id=folder_id, tags=tags,
+                        tag_colors=tag_colors, item_types=item_types)
+    targets = list(dict.fromkeys(targets or []))
+    trigram = has_trigram(conn)
+    page_limit = 0 if count_only else limit
+    shown = _anchor_map(conn, source_id)
+    effective_order = order if targets else "tree"
+
+    per_target: list[dict[str, Any]] = []
+    target_sql: list[tuple[str, list[Any]]] = []
+    all_terms: list[str] = []
+    for target in targets:
+        terms = split_terms(target)
+        all_terms.extend(terms)
+        sql, params = _target_query(conn, scope, terms, trigram)
+        target_sql.append((sql, params))
+        total, unique_urls, rows = _page(conn, sql, params, effective_order, page_limit, offset)
+        per_target.append({"target": target, "terms": terms, "total": total, "unique_urls": unique_urls,
+                           "limit": page_limit, "offset": offset, "_rows": rows,
+                           "next_offset": _next(offset, len(rows), total)})
+    if targets:
+        # Materialised CTEs keep each bm25() call next to its own MATCH.
+        ctes = ", ".join(f"t{n} AS MATERIALIZED ({sql})" for n, (sql, _) in enumerate(target_sql))
+        union_sql = " UNION ALL ".join(f"SELECT pk, score FROM t{n}" for n in range(len(target_sql)))
+        union_params = [p for _, params in target_sql for p in params]
+        base = f"WITH {ctes} SELECT pk, MIN(score) AS score FROM ({union_sql}) GROUP BY pk"
+    else:
+        where, union_params = scope.sql()
+        base = f"SELECT i.pk AS pk, NULL AS score FROM items i WHERE {where}"
+    total, unique_urls, rows = _page(conn, base, union_params, effective_order, page_limit, offset)
+
+    wanted = {pk for pk, _ in rows} | {pk for t in per_target for pk, _ in t["_rows"]}
+    full = item_rows(conn, sorted(wanted), shown)
+
+    def render(page: list[tuple[int, float | None]], terms: list[str]) -> list[dict[str, Any]]:
+        out = []
+        for pk, score in page:
+            row = dict(full[pk])
+            if score is not None:
+                row["score"] = round(-score, 6)
+            if terms:
+                row["snippet"] = _snippet(row, terms)
+            out.append(row)
+        return out
+
+    for t in per_target:
+        t["results"] = render(t.pop("_rows"), t.pop("terms"))
+    result: dict[str, Any] = {
+        "source_id": source_id,
+        "total": total,
+        "unique_urls": unique_urls,
+        "limit": page_limit,
+        "offset": offset,
+        "next_offset": _next(offset, len(rows), total),
+        "order": effective_order,
+        "ranking": "bm25" if effective_order == "relevance" else "tree_order",
+        "results": render(rows, all_terms),
+        "targets": per_target,
+        "query_scope": {"section": section, "group_id": group_id, "folder_id": folder_id, "tags": tags or [],
+                        "tag_colors": tag_colors or [], "item_types": item_types},
+        "match_mode": "literal_substring",
+        "match_index": "fts5_trigram+fts5_chars" if trigram else "fts5_chars",
+        "searched_fields": list(SEARCH_FIELDS[:3]) + ["tags.text", "folder_path"],
+        "counts": {"instances": total, "unique_urls": unique_urls, "note": COUNT_NOTE},
+    }
+    if scope.anchor_of:
+        result["anchor_of"] = scope.anchor_of
+        result["anchor_note"] = ("The requested section is a copy anchor: it shows its primary's bookmarks, which are "
+                                 "counted once, under the primary")
+    matches = canvas_matches(conn, source_id, targets) if targets else []
+    if matches:
+        result["canvas_matches"] = matches
+        result["canvas_match_note"] = "Canvas text, group labels and edge labels are not bookmarks and are not counted in total"
+    return result
+
+
+def _next(offset: int, returned: int, total: int) -> int | None:
+    return offset + returned if returned and offset + returned < total else None

@@ -1,0 +1,71 @@
+"""Text helpers for search: term splitting, the short-term character index and highlighting."""
+
+from __future__ import annotations
+
+import re
+
+#: Separates fields and stands for whitespace in the character index, so no match spans a gap.
+GAP = "\ue000"
+_WS = re.compile(r"\s+")
+_WS_TABLE = {ord(c): GAP for c in " \t\n\r\x0b\x0c\u00a0\u3000\u2028\u2029"}
+
+#: Character-per-token FTS5 tokenizer: every letter, digit, mark, punctuation and symbol is a token.
+CHAR_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'"
+SEARCH_FIELDS = ("title", "url", "note", "tag_text", "folder_path")
+#: BM25 column weights for (title, url, note, tag_text, folder_path).
+BM25_WEIGHTS = (10.0, 2.0, 4.0, 3.0, 1.0)
+TRIGRAM_MIN = 3
+
+
+def char_text(*fields: str | None) -> str:
+    """Text for the character index: one token per character, gaps between words and fields."""
+    joined = GAP.join(f or "" for f in fields).translate(_WS_TABLE)
+    return " ".join(joined)
+
+
+def split_terms(target: str) -> list[str]:
+    return [t for t in _WS.split(target.strip()) if t]
+
+
+def fts_phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def char_phrase(term: str) -> str:
+    return '"' + " ".join(term).replace('"', '""') + '"'
+
+
+def highlight(text: str, terms: list[str], width: int = 80, mark: tuple[str, str] = ("[", "]")) -> str | None:
+    """A window of ``text`` around the first term found (case-insensitive), terms marked; None if none."""
+    if not text:
+        return None
+    folded = text.casefold()
+    spans: list[tuple[int, int]] = []
+    for term in terms:
+        needle = term.casefold()
+        start = folded.find(needle)
+        while start != -1 and len(folded) == len(text):
+            spans.append((start, start + len(needle)))
+            start = folded.find(needle, start + len(needle))
+    if not spans:
+        return None
+    spans.sort()
+    merged: list[list[int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    first = merged[0][0]
+    lo = max(0, first - width // 3)
+    hi = min(len(text), lo + width)
+    out, pos = [], lo
+    for s, e in merged:
+        if s >= hi:
+            break
+        if s < lo:
+            continue
+        out.append(text[pos:s] + mark[0] + text[s:e] + mark[1])
+        pos = e
+    out.append(text[pos:hi])
+    return ("…" if lo > 0 else "") + "".join(out) + ("…" if hi < len(text) else "")

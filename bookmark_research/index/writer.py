@@ -1,0 +1,298 @@
+"""Incremental index sync of one source: hash-skip, section/item upserts, anchors, canvas layout.
+
+Callers run :func:`sync_index` inside one write transaction; any exception leaves the index as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bookmark_research.canvas.canvasfile import ParsedCanvas, memberships, parse_canvas
+from bookmark_research.canvas.layout import resolve_reference
+from bookmark_research.canvas.sections import ParsedSection, parse_section
+from bookmark_research.canvas.strictjson import dumps
+from bookmark_research.errors import ConflictError, InvalidInputError
+from bookmark_research.index.items import write_items
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class IndexReport:
+    changed_files: list[str] = field(default_factory=list)
+    skipped_files: list[str] = field(default_factory=list)
+    items_inserted: int = 0
+    items_updated: int = 0
+    items_deleted: int = 0
+    retained_missing_files: list[str] = field(default_factory=list)
+    removed_files: list[str] = field(default_factory=list)
+    replaced_canvas_files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sync_index(
+    conn: sqlite3.Connection,
+    source_id: str,
+    files: dict[str, bytes],
+    *,
+    completeness: str,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Bring the index of ``source_id`` in line with ``files`` (package path → bytes)."""
+    report = IndexReport()
+    complete = completeness == "complete"
+    existing = {p: (k, h) for p, k, h in conn.execute(
+        "SELECT file_path, kind, sha256 FROM files WHERE source_id=?", (source_id,))}
+    section_rows = {sid: (path, kind) for sid, path, kind in conn.execute(
+        "SELECT section_id, file_path, kind FROM sections WHERE source_id=?", (source_id,))}
+    path_to_section = {path: sid for sid, (path, _) in section_rows.items()}
+    hashes = {p: sha256_hex(b) for p, b in files.items()}
+
+    # 1. Parse every changed section file before any write.
+    parsed: list[ParsedSection] = []
+    json_paths = sorted(p for p in files if not p.endswith(".canvas"))
+    total = len(json_paths)
+    for n, path in enumerate(json_paths, 1):
+        if existing.get(path) == ("section", hashes[path]) and path in path_to_section:
+            report.skipped_files.append(path)
+        else:
+            parsed.append(parse_section(files[path], path))
+            report.changed_files.append(path)
+        if progress:
+            progress(n, total, path)
+    by_id: dict[str, ParsedSection] = {}
+    for section in parsed:
+        if section.section_id in by_id:
+            raise ConflictError(
+                f"{section.file_path}: section id {section.section_id!r} is also used by {by_id[section.section_id].file_path}"
+            )
+        by_id[section.section_id] = section
+        report.warnings.extend(section.warnings)
+
+    # 2. Work out renames, replacements and deletions.
+    renamed_from: set[str] = set()
+    for sid, section in by_id.items():
+        old = section_rows.get(sid)
+        if old is None or old[0] == section.file_path:
+            continue
+        old_path = old[0]
+        if old_path in files and old_path not in report.changed_files:
+            raise ConflictError(f"{section.file_path}: section id {sid!r} is also used by {old_path}")
+        renamed_from.add(old_path)
+    delete_sections: set[str] = set()
+    for path in report.changed_files:
+        old_sid = path_to_section.get(path)
+        if old_sid is not None and old_sid not in by_id:
+            delete_sections.add(old_sid)
+    missing = sorted(p for p in existing if p not in files and p not in renamed_from)
+    canvas_in = next((p for p in files if p.endswith(".canvas")), None)
+    canvas_old = next((p for p, (k, _) in existing.items() if k == "canvas"), None)
+    if canvas_in and canvas_old and canvas_old != canvas_in:
+        report.replaced_canvas_files.append(canvas_old)
+        missing = [p for p in missing if p != canvas_old]
+    if complete:
+        for path in missing:
+            sid = path_to_section.get(path)
+            if sid is not None and sid not in by_id:
+                delete_sections.add(sid)
+        report.removed_files = missing
+    else:
+        report.retained_missing_files = missing
+
+    # 3. Sections and items.
+    if delete_sections:
+        placeholders = ",".join("?" * len(delete_sections))
+        report.items_deleted += conn.execute(
+            f"SELECT COUNT(*) FROM items WHERE source_id=? AND section_id IN ({placeholders})",
+            (source_id, *delete_sections),
+        ).fetchone()[0]
+        conn.execute(f"DELETE FROM sections WHERE source_id=? AND section_id IN ({placeholders})",
+                     (source_id, *delete_sections))
+    for section in parsed:
+        _upsert_section(conn, source_id, section)
+        counts = write_items(conn, source_id, section)
+        report.items_inserted += counts.inserted
+        report.items_updated += counts.updated
+        report.items_deleted += counts.deleted
+
+    # 4. Files.
+    gone_files = set(report.removed_files) | renamed_from | set(report.replaced_canvas_files)
+    if gone_files:
+        conn.executemany("DELETE FROM files WHERE source_id=? AND file_path=?", [(source_id, p) for p in gone_files])
+    for path, digest in hashes.items():
+        old = existing.get(path)
+        kind = "canvas" if path.endswith(".canvas") else "section"
+        if old is None:
+            conn.execute("INSERT INTO files (source_id, file_path, kind, sha256) VALUES (?, ?, ?, ?)",
+                         (source_id, path, kind, digest))
+        elif old != (kind, digest):
+            conn.execute("UPDATE files SET kind=?, sha256=?, revision=revision+1 WHERE source_id=? AND file_path=?",
+                         (kind, digest, source_id, path))
+
+    # 5. Copy anchors, canvas layout and file-node bindings.
+    supplied_ids = set(by_id)
+    unresolved = _resolve_anchors(conn, source_id, supplied_ids, report)
+    canvas_parsed = False
+    if canvas_in is not None and existing.get(canvas_in) != ("canvas", hashes[canvas_in]):
+        canvas = parse_canvas(files[canvas_in], canvas_in)
+        report.warnings.extend(canvas.warnings)
+        _write_canvas(conn, source_id, canvas)
+        canvas_parsed = True
+        if canvas_in not in report.changed_files:
+            report.changed_files.append(canvas_in)
+    elif canvas_in is not None:
+        report.skipped_files.append(canvas_in)
+    elif complete and canvas_old is not None:
+        for table in ("nodes", "edges", "memberships"):
+            conn.execute(f"DELETE FROM {table} WHERE source_id=?", (source_id,))
+    unresolved += _bind_file_nodes(conn, source_id, canvas_parsed, report)
+    if complete and unresolved:
+        raise InvalidInputError(
+            "complete sync refused: the package references missing files "
+            f"({'; '.join(unresolved[:3])}); the previous index is kept until all files agree"
+        )
+    return report
+
+
+def _upsert_section(conn: sqlite3.Connection, source_id: str, s: ParsedSection) -> None:
+    values = (s.file_path, s.section_type, s.kind, s.slot, s.label, s.title, s.description_md, int(s.is_anchor),
+              s.inherit_ref, dumps(s.header_raw))
+    old = conn.execute(
+        "SELECT file_path, section_type, kind, slot, label, title, description_md, is_anchor, inherit_ref, raw_json "
+        "FROM sections WHERE source_id=? AND section_id=?", (source_id, s.section_id)).fetchone()
+    if old is None:
+        conn.execute(
+            "INSERT INTO sections (source_id, section_id, file_path, section_type, kind, slot, label, title, "
+            "description_md, is_anchor, inherit_ref, raw_json, canonical_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (source_id, s.section_id, *values, None if s.is_anchor else s.section_id))
+    elif tuple(old) != values:
+        bump = 1 if tuple(old[1:]) != values[1:] else 0
+        conn.execute(
+            "UPDATE sections SET file_path=?, section_type=?, kind=?, slot=?, label=?, title=?, description_md=?, "
+            "is_anchor=?, inherit_ref=?, raw_json=?, revision=revision+? WHERE source_id=? AND section_id=?",
+            (*values, bump, source_id, s.section_id))
+
+
+def _resolve_anchors(conn: sqlite3.Connection, source_id: str, supplied: set[str], report: IndexReport) -> list[str]:
+    rows = conn.execute(
+        "SELECT section_id, file_path, is_anchor, inherit_ref, inherit_path, canonical_id, section_type "
+        "FROM sections WHERE source_id=?", (source_id,)).fetchall()
+    by_path = {r[1]: r[0] for r in rows}
+    info = {r[0]: r for r in rows}
+    unresolved: list[str] = []
+    for sid, path, is_anchor, ref, old_inherit, old_canonical, _ in rows:
+        if not is_anchor:
+            continue
+        target_path = resolve_reference(ref, f"{path}: field inheritFrom", by_path)
+        canonical, inherit_path = None, target_path
+        if target_path is not None:
+            seen = [sid]
+            current = by_path[target_path]
+            while info[current][2]:  # follows chains of anchors
+                if current in seen:
+                    raise InvalidInputError(f"{path}: field inheritFrom: copy-anchor inheritance cycle ({' -> '.join(seen + [current])})")
+                seen.append(current)
+                nxt = resolve_reference(info[current][3], f"{info[current][1]}: field inheritFrom", by_path)
+                if nxt is None:
+                    current = None
+                    break
+                current = by_path[nxt]
+            if current is not None and info[current][6] != "permanent":
+                raise InvalidInputError(f"{path}: field inheritFrom: a copy anchor must inherit a permanent section")
+            canonical = current
+        if canonical is None:
+            if sid not in supplied and old_canonical in info and not info[old_canonical][2]:
+                canonical, inherit_path = old_canonical, old_inherit
+                report.warnings.append(f"Retained copy-anchor uses prior file reference: {sid} ({ref})")
+            else:
+                message = f"Unresolved copy-anchor target: {sid} inherits {ref!r}, which is not in the package"
+                report.warnings.append(message)
+                unresolved.append(message)
+        if (canonical, inherit_path) != (old_canonical, old_inherit):
+            conn.execute("UPDATE sections SET canonical_id=?, inherit_path=? WHERE source_id=? AND section_id=?",
+                         (canonical, inherit_path, source_id, sid))
+    return unresolved
+
+
+def _write_canvas(conn: sqlite3.Connection, source_id: str, canvas: ParsedCanvas) -> None:
+    old_nodes = {r[0]: r[1:] for r in conn.execute(
+        "SELECT node_id, canvas_path, position, raw_json FROM nodes WHERE source_id=?", (source_id,))}
+    seen = set()
+    for n in canvas.nodes:
+        seen.add(n.node_id)
+        raw = dumps(n.raw)
+        values = (canvas.file_path, n.node_type, n.position, n.file_ref, dumps(n.file_candidates), n.label, n.text,
+                  n.color, n.x, n.y, n.width, n.height, raw)
+        old = old_nodes.get(n.node_id)
+        if old is None:
+            conn.execute(
+                "INSERT INTO nodes (source_id, node_id, canvas_path, node_type, position, file_ref, file_candidates_json, "
+                "label, text, color, x, y, width, height, raw_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (source_id, n.node_id, *values))
+        elif old != (canvas.file_path, n.position, raw):
+            bump = 1 if old[2] != raw else 0
+            conn.execute(
+                "UPDATE nodes SET canvas_path=?, node_type=?, position=?, file_ref=?, file_candidates_json=?, label=?, "
+                "text=?, color=?, x=?, y=?, width=?, height=?, raw_json=?, revision=revision+? "
+                "WHERE source_id=? AND node_id=?", (*values, bump, source_id, n.node_id))
+    gone = [(source_id, nid) for nid in old_nodes.keys() - seen]
+    conn.executemany("DELETE FROM nodes WHERE source_id=? AND node_id=?", gone)
+
+    old_edges = {r[0]: r[1:] for r in conn.execute(
+        "SELECT edge_id, canvas_path, position, raw_json FROM edges WHERE source_id=?", (source_id,))}
+    seen = set()
+    for e in canvas.edges:
+        seen.add(e.edge_id)
+        raw = dumps(e.raw)
+        values = (canvas.file_path, e.position, e.from_node, e.to_node, e.from_end, e.to_end, e.label, raw)
+        old = old_edges.get(e.edge_id)
+        if old is None:
+            conn.execute(
+                "INSERT INTO edges (source_id, edge_id, canvas_path, position, from_node, to_node, from_end, to_end, "
+                "label, raw_json) VALUES (?,?,?,?,?,?,?,?,?,?)", (source_id, e.edge_id, *values))
+        elif old != (canvas.file_path, e.position, raw):
+            bump = 1 if old[2] != raw else 0
+            conn.execute(
+                "UPDATE edges SET canvas_path=?, position=?, from_node=?, to_node=?, from_end=?, to_end=?, label=?, "
+                "raw_json=?, revision=revision+? WHERE source_id=? AND edge_id=?", (*values, bump, source_id, e.edge_id))
+    conn.executemany("DELETE FROM edges WHERE source_id=? AND edge_id=?",
+                     [(source_id, eid) for eid in old_edges.keys() - seen])
+    conn.execute("DELETE FROM memberships WHERE source_id=?", (source_id,))
+    conn.executemany("INSERT INTO memberships (source_id, group_id, node_id) VALUES (?, ?, ?)",
+                     [(source_id, g, n) for g, n in memberships(canvas.nodes)])
+
+
+def _bind_file_nodes(conn: sqlite3.Connection, source_id: str, canvas_parsed: bool, report: IndexReport) -> list[str]:
+    """Point file nodes at sections by package path; keep prior bindings when only cards moved."""
+    import json
+
+    by_path = {p: sid for sid, p in conn.execute(
+        "SELECT section_id, file_path FROM sections WHERE source_id=?", (source_id,))}
+    unresolved: list[str] = []
+    for node_id, file_ref, candidates_json, old_path, old_sid in conn.execute(
+        "SELECT node_id, file_ref, file_candidates_json, file_path, section_id FROM nodes "
+        "WHERE source_id=? AND node_type='file'", (source_id,)).fetchall():
+        candidates = json.loads(candidates_json)
+        if not candidates:
+            continue
+        path = next((c for c in candidates if c in by_path), None)
+        sid = by_path.get(path) if path else None
+        if sid is None:
+            if not canvas_parsed and old_sid is not None and old_sid in by_path.values():
+                report.warnings.append(f"Retained canvas uses prior file reference: {file_ref} (node {node_id})")
+                continue
+            path = candidates[0]
+            message = f"Unresolved canvas file: {path} (node {node_id})"
+            report.warnings.append(message)
+            unresolved.append(message)
+        if (path, sid) != (old_path, old_sid):
+            conn.execute("UPDATE nodes SET file_path=?, section_id=? WHERE source_id=? AND node_id=?",
+                         (path, sid, source_id, node_id))
+    return unresolved

@@ -1,0 +1,1 @@
+"""Sources: reading package inputs, managed snapshots and the sync lifecycle."""

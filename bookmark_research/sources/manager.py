@@ -1,0 +1,327 @@
+"""The source lifecycle: sync (identity, mode, completeness, snapshot, history), restore and remove."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from bookmark_research.canvas.layout import CANONICAL_FOLDER, path_language
+from bookmark_research.canvas.sections import section_header
+from bookmark_research.canvas.strictjson import load_object
+from bookmark_research.core.app import App
+from bookmark_research.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
+from bookmark_research.index.db import transaction
+from bookmark_research.index.status import require_source, source_counts
+from bookmark_research.index.writer import Progress, sha256_hex, sync_index
+from bookmark_research.sources import snapshots
+from bookmark_research.sources.reader import PackageInput, read_input
+
+MODES = ("snapshot", "live")
+COMPLETENESS = ("partial", "complete")
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def in_git_worktree(path: Path) -> bool:
+    for folder in (path, *path.parents):
+        marker = folder / ".git"
+        if marker.is_dir():
+            return True
+        if marker.is_file():
+            try:
+                return marker.stat().st_size <= 4096 and marker.read_text(encoding="utf-8", errors="replace").startswith("gitdir:")
+            except OSError:
+                return False
+    return False
+
+
+def check_source_id(source_id: str) -> str:
+    if not source_id.strip() or "\x00" in source_id or len(source_id) > 512 or any(c in source_id for c in "\r\n\t"):
+        raise InvalidInputError(f"source_id {source_id!r}: must be 1-512 printable characters")
+    return source_id
+
+
+def _derive_source_id(conn: Any, input_path: Path) -> str:
+    stem = input_path.stem if input_path.suffix.lower() in (".zip", ".json") else input_path.name
+    slug = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")[:40] or "source"
+    base = f"{slug}-{hashlib.sha256(str(input_path).encode('utf-8')).hexdigest()[:6]}"
+    candidate, n = base, 2
+    while conn.execute("SELECT 1 FROM sources WHERE source_id=?", (candidate,)).fetchone():
+        candidate, n = f"{base}-{n}", n + 1
+    return candidate
+
+
+def _lookup_by_path(conn: Any, input_path: Path) -> str | None:
+    ids = {r[0] for r in conn.execute(
+        "SELECT source_id FROM source_aliases WHERE input_path=? UNION "
+        "SELECT source_id FROM sources WHERE package_path=? UNION "
+        "SELECT source_id FROM source_versions WHERE snapshot_path || '/package' = ?",
+        (str(input_path), str(input_path), str(input_path)))}
+    if len(ids) > 1:
+        raise ConflictError(
+            f"{input_path}: multiple sources use this path ({', '.join(sorted(ids))}); pass --source-id / source_id"
+        )
+    return next(iter(ids), None)
+
+
+def _card_path(conn: Any, source_id: str | None, name: str, data: bytes) -> str:
+    """Where a single card lives in the package: its known path, else the source's protocol folder."""
+    raw = load_object(data, name)
+    header = section_header(raw, name)
+    sid = header.id
+    if header.sectionType == "permanent" and not sid:
+        slot = header.slot or ""
+        sid = f"permanent-section-copy-{header.copyId}" if header.is_anchor else (
+            "permanent-section" if slot == "A" else f"permanent-section-{slot}")
+    if source_id is not None and sid:
+        row = conn.execute("SELECT file_path FROM sections WHERE source_id=? AND section_id=?", (source_id, sid)).fetchone()
+        if row:
+            return row[0]
+    language = "en"
+    if source_id is not None:
+        row = conn.execute("SELECT file_path FROM files WHERE source_id=? AND kind='section' LIMIT 1", (source_id,)).fetchone()
+        if row:
+            language = path_language(row[0])
+    return f"{CANONICAL_FOLDER[language][header.sectionType]}/{name}"
+
+
+def sync_package(
+    app: App,
+    package_path: str,
+    source_id: str | None = None,
+    mode: str | None = None,
+    completeness: str | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Import a package directory, ZIP or section JSON into a source; one transaction, all or nothing."""
+    if source_id is not None:
+        check_source_id(source_id)
+    pkg = read_input(package_path, app.limits)
+    manifest = snapshots.recognise(pkg.input_path) if pkg.input_kind == "directory" else None
+    if manifest is not None:
+        snapshots.verify(pkg.input_path, manifest.get("files") or {}, pkg.files)
+        if mode == "live":
+            raise InvalidInputError(f"{pkg.input_path}: managed snapshots are immutable; use --mode snapshot")
+    if pkg.single_card:
+        if completeness == "complete":
+            raise InvalidInputError(f"{pkg.input_path.name}: a single card is a partial export; use --completeness partial")
+        if mode == "live":
+            raise InvalidInputError(f"{pkg.input_path.name}: live sources require a package directory")
+    if mode == "live" and pkg.input_kind != "directory":
+        raise InvalidInputError(f"{pkg.input_path.name}: live sources require a package directory, not a {pkg.input_kind}")
+
+    conn = app.connect()
+    assert conn is not None
+    created: Path | None = None
+    try:
+        with transaction(conn):
+            result = _sync_locked(app, conn, pkg, manifest, source_id, mode, completeness, progress)
+            created = result.pop("_created")
+    except BaseException:
+        if created is not None:
+            snapshots.remove_tree(created)
+        raise
+    return result
+
+
+def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any] | None, source_id: str | None,
+                 mode: str | None, completeness: str | None, progress: Progress | None) -> dict[str, Any]:
+    input_path = pkg.input_path
+    if source_id is None:
+        source_id = _lookup_by_path(conn, input_path)
+        if source_id is None and manifest is not None and isinstance(manifest.get("source_id"), str):
+            source_id = manifest["source_id"]
+    existing = conn.execute("SELECT mode, completeness, version_id, input_path FROM sources WHERE source_id=?",
+                            (source_id,)).fetchone() if source_id else None
+    is_new = existing is None
+    if source_id is None:
+        source_id = _derive_source_id(conn, input_path)
+    if mode is None:
+        if existing is not None and not (existing[0] == "live" and pkg.input_kind != "directory"):
+            mode = existing[0]
+        elif pkg.input_kind == "directory" and manifest is None and in_git_worktree(input_path):
+            mode = "live"
+        else:
+            mode = "snapshot"
+    if pkg.single_card:
+        completeness = "partial"
+    elif completeness is None:
+        completeness = existing[1] if existing is not None else "partial"
+
+    files = pkg.files
+    if pkg.single_card:
+        (name, data), = files.items()
+        files = {_card_path(conn, None if is_new else source_id, name, data): data}
+
+    stamp = now_iso()
+    if is_new:
+        conn.execute(
+            "INSERT INTO sources (source_id, mode, completeness, input_path, input_kind, state, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (source_id, mode, completeness, str(input_path), pkg.input_kind, "syncing", stamp))
+    report = sync_index(conn, source_id, files, completeness=completeness, progress=progress)
+
+    # The new version holds every file the index now describes: supplied ones plus retained ones.
+    indexed = dict(conn.execute("SELECT file_path, sha256 FROM files WHERE source_id=?", (source_id,)).fetchall())
+    previous_dir = None
+    if existing is not None and existing[2]:
+        row = conn.execute("SELECT snapshot_path FROM source_versions WHERE source_id=? AND version_id=?",
+                           (source_id, existing[2])).fetchone()
+        previous_dir = Path(row[0]) / "package" if row else None
+    contents: dict[str, bytes] = {}
+    for rel, digest in indexed.items():
+        if rel in files:
+            contents[rel] = files[rel]
+            continue
+        data = None
+        if previous_dir is not None:
+            try:
+                data = (previous_dir / rel).read_bytes()
+            except OSError:
+                data = None
+        if data is None or sha256_hex(data) != digest:
+            raise StorageError(
+                f"saved snapshot is missing or changed: {rel}; re-sync the full package or restore a version"
+            )
+        contents[rel] = data
+    version_id = snapshots.version_id_for(indexed)
+    snap_manifest = {
+        "format": snapshots.FORMAT, "schema_version": 1, "source_id": source_id, "version_id": version_id,
+        "created_at": stamp, "input_path": str(input_path), "input_kind": pkg.input_kind,
+        "completeness": completeness, "provided_files": sorted(files), "files": dict(sorted(indexed.items())),
+    }
+    version_dir, created_new = app.snapshots.publish(source_id, version_id, contents, snap_manifest, previous_dir)
+    created = version_dir if created_new else None
+    conn.execute(
+        "INSERT OR IGNORE INTO source_versions (source_id, version_id, created_at, snapshot_path, input_path, "
+        "input_kind, completeness, file_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (source_id, version_id, stamp, str(version_dir), str(input_path), pkg.input_kind, completeness, len(indexed)))
+    aliases = {str(input_path)}
+    if existing is not None and existing[3]:
+        aliases.add(existing[3])
+    conn.executemany("INSERT OR IGNORE INTO source_aliases (source_id, input_path) VALUES (?, ?)",
+                     [(source_id, a) for a in aliases])
+    package_dir = str(input_path) if mode == "live" else str(version_dir / "package")
+    state = "current" if mode == "live" else "snapshot"
+    conn.execute(
+        "UPDATE sources SET mode=?, completeness=?, input_path=?, input_kind=?, package_path=?, version_id=?, "
+        "state=?, last_sync=?, retained_missing_json=? WHERE source_id=?",
+        (mode, completeness, str(input_path), pkg.input_kind, package_dir, version_id, state, stamp,
+         json.dumps(report.retained_missing_files, ensure_ascii=False), source_id))
+
+    warnings = pkg.warnings + report.warnings
+    duplicates: list[str] = []
+    if is_new:
+        duplicates = [r[0] for r in conn.execute(
+            "SELECT source_id FROM sources WHERE version_id=? AND source_id<>? ORDER BY source_id",
+            (version_id, source_id))]
+        if duplicates:
+            warnings.append(
+                f"Identical content is already indexed as {', '.join(duplicates)}; reuse --source-id {duplicates[0]} "
+                f"for new exports of the same canvas, or remove this source with 'source remove {source_id}'"
+            )
+    if manifest is not None:
+        warnings.append(f"Restored managed snapshot {manifest.get('version_id')} of {manifest.get('source_id')}")
+    return {
+        "_created": created,
+        "source_id": source_id,
+        "created": is_new,
+        "mode": mode,
+        "completeness": completeness,
+        "input_path": str(input_path),
+        "input_kind": pkg.input_kind,
+        "package_path": package_dir,
+        "version_id": version_id,
+        "snapshot_path": str(version_dir / "package"),
+        "state": state,
+        "changed_files": len(report.changed_files),
+        "skipped_files": len(report.skipped_files),
+        "changed_file_paths": report.changed_files,
+        "items_inserted": report.items_inserted,
+        "items_updated": report.items_updated,
+        "items_deleted": report.items_deleted,
+        "retained_missing_files": report.retained_missing_files,
+        "removed_files": report.removed_files,
+        "replaced_canvas_files": report.replaced_canvas_files,
+        "duplicate_source_ids": duplicates,
+        "warnings": warnings,
+        "counts": source_counts(conn, source_id),
+    }
+
+
+def history(app: App, source_id: str, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+    conn = app.connect(create=False)
+    row = require_source(conn, source_id)
+    current = conn.execute("SELECT version_id FROM sources WHERE source_id=?", (source_id,)).fetchone()[0]
+    total = conn.execute("SELECT COUNT(*) FROM source_versions WHERE source_id=?", (source_id,)).fetchone()[0]
+    versions = [
+        {"version_id": v, "created_at": c, "snapshot_path": p + "/package", "current": v == current,
+         "file_count": n, "input_path": ip, "input_kind": ik, "completeness": comp,
+         "snapshot_exists": Path(p, "package").is_dir()}
+        for v, c, p, n, ip, ik, comp in conn.execute(
+            "SELECT version_id, created_at, snapshot_path, file_count, input_path, input_kind, completeness "
+            "FROM source_versions WHERE source_id=? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+            (source_id, limit, offset))
+    ]
+    del row
+    next_offset = offset + len(versions) if offset + len(versions) < total else None
+    return {"source_id": source_id, "total": total, "limit": limit, "offset": offset, "next_offset": next_offset,
+            "versions": versions}
+
+
+def restore(app: App, source_id: str, version_id: str, progress: Progress | None = None) -> dict[str, Any]:
+    """Make a recorded version current again by re-syncing its snapshot as a complete mirror."""
+    conn = app.connect(create=False)
+    require_source(conn, source_id)
+    row = conn.execute("SELECT snapshot_path FROM source_versions WHERE source_id=? AND version_id=?",
+                       (source_id, version_id)).fetchone()
+    if row is None:
+        raise NotFoundError(f"unknown version {version_id!r} of source {source_id!r}; see 'history {source_id}'")
+    package = Path(row[0]) / "package"
+    if not package.is_dir():
+        raise StorageError(f"{package}: the snapshot of {version_id} is missing from the data directory")
+    mode = conn.execute("SELECT mode FROM sources WHERE source_id=?", (source_id,)).fetchone()[0]
+    if mode == "live":
+        raise ConflictError(
+            f"{source_id} is a live source that follows its folder; restore into a new source with "
+            f"'sync {package} --source-id NEW_ID', or copy the snapshot files back into the folder"
+        )
+    return sync_package(app, str(package), source_id=source_id, mode="snapshot", completeness="complete",
+                        progress=progress)
+
+
+def remove(app: App, source_id: str, confirm: bool = False) -> dict[str, Any]:
+    conn = app.connect(create=False)
+    require_source(conn, source_id)
+
+    def count(table: str) -> int:
+        return conn.execute(f"SELECT COUNT(*) FROM {table} WHERE source_id=?", (source_id,)).fetchone()[0]
+
+    impact = {t: count(t) for t in ("files", "sections", "items", "nodes", "edges", "memberships")}
+    impact["versions"] = count("source_versions")
+    aliases = [r[0] for r in conn.execute("SELECT input_path FROM source_aliases WHERE source_id=?", (source_id,))]
+    snapshot_dir = app.snapshots.source_dir(source_id)
+    if not confirm:
+        return {"source_id": source_id, "status": "confirmation_required", "would_remove": impact, "aliases": aliases,
+                "snapshot_directory": str(snapshot_dir),
+                "impact": f"Deletes {impact['items']} items and {impact['versions']} snapshot versions of {source_id}; "
+                          "the original package files are not touched. Repeat with --confirm / confirm=true."}
+    aside = None
+    try:
+        with transaction(conn):
+            aside = app.snapshots.retire(source_id)
+            conn.execute("DELETE FROM sources WHERE source_id=?", (source_id,))
+    except BaseException:
+        if aside is not None:
+            app.snapshots.unretire(source_id, aside)
+        raise
+    if aside is not None:
+        snapshots.remove_tree(aside)
+    return {"source_id": source_id, "status": "removed", "removed": impact, "aliases": aliases,
+            "snapshot_removed": aside is not None}
