@@ -139,12 +139,10 @@ def sync_index(
     # 5. Copy anchors, canvas layout and file-node bindings.
     supplied_ids = set(by_id)
     unresolved = _resolve_anchors(conn, source_id, supplied_ids, report)
-    canvas_parsed = False
     if canvas_in is not None and existing.get(canvas_in) != ("canvas", hashes[canvas_in]):
         canvas = parse_canvas(files[canvas_in], canvas_in)
         report.warnings.extend(canvas.warnings)
         _write_canvas(conn, source_id, canvas)
-        canvas_parsed = True
         if canvas_in not in report.changed_files:
             report.changed_files.append(canvas_in)
     elif canvas_in is not None:
@@ -152,7 +150,7 @@ def sync_index(
     elif complete and canvas_old is not None:
         for table in ("nodes", "edges", "memberships"):
             conn.execute(f"DELETE FROM {table} WHERE source_id=?", (source_id,))
-    unresolved += _bind_file_nodes(conn, source_id, canvas_parsed, report)
+    unresolved += _bind_file_nodes(conn, source_id, canvas_in is not None, report)
     if complete and unresolved:
         raise InvalidInputError(
             "complete sync refused: the package references missing files "
@@ -269,8 +267,12 @@ def _write_canvas(conn: sqlite3.Connection, source_id: str, canvas: ParsedCanvas
                      [(source_id, g, n) for g, n in memberships(canvas.nodes)])
 
 
-def _bind_file_nodes(conn: sqlite3.Connection, source_id: str, canvas_parsed: bool, report: IndexReport) -> list[str]:
-    """Point file nodes at sections by package path; keep prior bindings when only cards moved."""
+def _bind_file_nodes(conn: sqlite3.Connection, source_id: str, canvas_supplied: bool, report: IndexReport) -> list[str]:
+    """Point file nodes at sections by package path.
+
+    A supplied canvas always binds by its real paths; when only cards were supplied (a partial
+    export that moved a card), a node keeps its prior binding, with a warning.
+    """
     import json
 
     by_path = {p: sid for sid, p in conn.execute(
@@ -285,7 +287,7 @@ def _bind_file_nodes(conn: sqlite3.Connection, source_id: str, canvas_parsed: bo
         path = next((c for c in candidates if c in by_path), None)
         sid = by_path.get(path) if path else None
         if sid is None:
-            if not canvas_parsed and old_sid is not None and old_sid in by_path.values():
+            if not canvas_supplied and old_sid is not None and old_sid in by_path.values():
                 report.warnings.append(f"Retained canvas uses prior file reference: {file_ref} (node {node_id})")
                 continue
             path = candidates[0]

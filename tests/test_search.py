@@ -1,0 +1,177 @@
+"""Search semantics: literal substrings, CJK of any length, AND terms, filters, paging, ranking."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookmark_research.errors import BookmarkResearchError
+from tests.packages import A_PATH, CANVAS, FIXTURES, read_json, write_json
+
+
+@pytest.fixture
+def d(core, demo):
+    core.sync(demo, source_id="d")
+    return core
+
+
+@pytest.fixture
+def zh(core):
+    core.sync(FIXTURES / "sample-zh", source_id="zh", mode="snapshot")
+    return core
+
+
+@pytest.fixture
+def en(core):
+    core.sync(FIXTURES / "sample-en", source_id="en", mode="snapshot")
+    return core
+
+
+def test_literal_batch_targets(d):
+    out = d.search("d", "示例公司甲", "%_", "\\done", limit=1)
+    assert out["total"] == 2
+    assert [t["total"] for t in out["targets"]] == [1, 1, 1]
+    assert all(len(t["results"]) == 1 for t in out["targets"])
+    assert d.total("d", "%") == 1 and d.total("d", "_") == 1
+    assert d.total("d", "' OR 1=1 --") == 0
+    assert d.total("d", '"') == 0 and d.total("d", "100%_") == 1
+
+
+def test_case_and_cjk_matching(d, zh):
+    assert d.total("d", "examplebeta") == 1
+    assert d.total("d", "查询") == 1  # two CJK characters, only in a note
+    assert d.total("d", "查") == 1  # one character
+    assert zh.total("zh", "推理加速") == 2  # four characters inside a longer title
+    assert zh.total("zh", "RAG") == 2  # AutoRAG and 检索增强生成's URL kg-rag
+    assert zh.total("zh", "autorag") == 1
+
+
+def test_whitespace_means_and(zh):
+    assert zh.total("zh", "推理 加速") == 3
+    assert zh.total("zh", "AutoRAG 盘古") == 0
+    assert zh.total("zh", "推理 ex") == 1  # a short and a long term together
+
+
+def test_tag_filters(d):
+    assert d.total("d", tags=["关注"]) == 2
+    assert d.total("d", tags=["关注", "missing"]) == 0
+    green = d.search("d", tag_colors=["green"])
+    assert [r["item_id"] for r in green["results"]] == ["temp-one"]
+    assert d.total("d", tag_colors=["magenta"]) == 0
+
+
+def test_folder_subtree_paging(d):
+    out = d.search("d", folder_id="companies", limit=2, offset=1)
+    assert out["total"] == 3 and [r["item_id"] for r in out["results"]] == ["bookmark-beta", "bookmark-literal"]
+    assert out["next_offset"] is None
+    with pytest.raises(BookmarkResearchError, match="unknown folder"):
+        d.search("d", folder_id="nope")
+
+
+def test_count_only_and_pagination(d):
+    out = d.search("d", limit=0)
+    assert out["total"] == 5 and out["results"] == [] and out["next_offset"] is None
+    assert d.search("d", section="A", limit=1)["next_offset"] == 1
+    assert d.search("d", section="A", limit=10)["next_offset"] is None
+    folders = d.search("d", item_types=["folder"])
+    root = next(r for r in folders["results"] if r["item_id"] == "root")
+    assert root["synthetic"] is True and root["title"] == ""
+    assert folders["total"] == 3
+
+
+def test_canvas_matches_are_reported_not_counted(d, demo):
+    data = read_json(demo / CANVAS)
+    data["nodes"][2]["label"] = "123 Release_100%"
+    data["nodes"][4]["text"] = "some markdown card \\ Release_100%"
+    data["edges"][0]["label"] = "123"
+    write_json(demo / CANVAS, data)
+    d.sync(demo, source_id="d")
+    out = d.search("d", "123")
+    assert out["total"] == 0 and {m["kind"] for m in out["canvas_matches"]} == {"group", "edge"}
+    assert [m["kind"] for m in d.search("d", "markdown")["canvas_matches"]] == ["text"]
+    for literal in ("%", "_", "\\"):
+        kinds = {m["kind"] for m in d.search("d", literal).get("canvas_matches") or []}
+        assert "group" in kinds or "text" in kinds
+    assert d.search("d", "ReleaseX100%").get("canvas_matches") is None
+
+
+def test_item_context(d):
+    ctx = d.context("d", item_id="bookmark-alpha")
+    item = ctx["items"][0]
+    assert item["note_color"] == "orange" and item["path"] == ["公司"]
+    assert item["metadata"]["extra"] == "preserved" and item["raw_json"]["future"] == 1
+    assert [a["item_id"] for a in item["ancestors"]] == ["root", "companies"]
+    primary = next(s for s in ctx["sections"] if s["section_id"] == "permanent-section")
+    assert "tree" not in primary["raw_json"] and primary["raw_json"]["unknown_header"] == {"keep": True}
+    assert {s["section_id"] for s in ctx["sections"]} == {"permanent-section", "permanent-section-copy-copy-b"}
+
+
+def test_relevance_prefers_title_matches(en):
+    out = en.search("en", "bm25")
+    assert out["order"] == "relevance" and out["ranking"] == "bm25"
+    assert out["results"][0]["title"].lower().startswith("okapi bm25") or "bm25" in out["results"][0]["title"].lower()
+    scores = [r["score"] for r in out["results"]]
+    assert scores == sorted(scores, reverse=True)
+    note_only = en.search("en", "pinning")["results"][0]
+    assert note_only["snippet"] == {"field": "note", "text": "Chapter 4 explains [pinning] well."}
+
+
+def test_tree_order_is_document_order(en):
+    out = en.search("en", "tokio", order="tree")
+    assert [(r["section_id"], r["preorder"]) for r in out["results"]] == sorted(
+        (r["section_id"], r["preorder"]) for r in out["results"])
+
+
+def test_title_weight_beats_url(core, tmp_path):
+    from tests.packages import temporary
+
+    data = temporary()
+    items = data["items"][0]["children"]
+    items[0].update(title="unrelated page", url="https://zebra.example/zebra-guide", note="", tags=[])
+    items[1].update(title="Zebra field guide", url="https://example.test/animals")
+    write_json(tmp_path / "p" / "临时栏目" / "c.json", data)
+    core.sync(tmp_path / "p", source_id="w")
+    out = core.search("w", "zebra")
+    assert [r["title"] for r in out["results"]] == ["Zebra field guide", "unrelated page"]
+
+
+def test_validation_errors_name_the_field(d):
+    for kwargs, field in (({"limit": 1001}, "limit"), ({"offset": -1}, "offset"),
+                          ({"item_types": ["bookmark", "bookmark"]}, "item_types"),
+                          ({"targets": ["   "]}, "targets[0]"), ({"sql": "drop"}, "sql")):
+        with pytest.raises(BookmarkResearchError, match=field.replace("[", r"\[").replace("]", r"\]")):
+            d("search_bookmarks", source_id="d", **kwargs)
+
+
+def test_many_distinct_targets_each_with_its_own_page(en):
+    out = en.search("en", "tokio", "async", "nothing-matches-this", limit=1)
+    assert [t["total"] for t in out["targets"]] == [3, 4, 0]
+    assert out["targets"][0]["next_offset"] == 1 and out["targets"][2]["next_offset"] is None
+    assert out["total"] == len({*(r["item_id"] for r in en.search("en", "tokio", limit=100)["results"]),
+                                *(r["item_id"] for r in en.search("en", "async", limit=100)["results"])})
+
+
+def test_english_sample_layout(en):
+    c = en.status("en")["counts"]
+    assert (c["bookmarks"], c["unique_urls"], c["user_folders"], c["sections"]) == (18, 15, 6, 5)
+    assert (c["nodes"], c["edges"], c["memberships"]) == (8, 4, 6)
+    ctx = en.context("en")
+    assert sorted(e["direction"] for e in ctx["edges"]) == ["both", "forward", "none", "reverse"]
+    rust = next(g for g in ctx["groups"] if g["label"] == "Rust runtimes")
+    assert rust["parent_groups"] == ["group-research"]
+    assert en.total("en", section="B") == 10
+    assert en.total("en", group_id="Research") == 16  # A-1, A-1-1 and the copy of A (10)
+
+
+def test_sections_by_label_slot_and_path(en):
+    assert en.total("en", section="A-1") == 4
+    assert en.total("en", section="Temporary/General Chain/A-1-1 Benchmarks.json") == 2
+    assert en.total("en", section="temp-section-AI") == 2
+    assert en.total("en", "candidate", tag_colors=["yellow"]) == 1
+
+
+def test_permanent_note_edit_is_searchable_through_copy(d, demo):
+    data = read_json(demo / A_PATH)
+    data["identityMap"][0]["tags"].append({"color": "red", "text": "urgent"})
+    write_json(demo / A_PATH, data)
+    d.sync(demo, source_id="d")
+    assert d.total("d", tags=["urgent"], section="B") == 1
