@@ -12,7 +12,6 @@ from bookmark_research.canvas.models import (
     IdentityEntry,
     PermanentNode,
     SectionHeader,
-    Tag,
     TemporaryItem,
 )
 from bookmark_research.canvas.strictjson import load_object
@@ -36,8 +35,7 @@ class ItemRow:
     note_color: str | None
     tags: list[dict[str, Any]]
     path: list[str]
-    ancestor_ids: list[str]
-    raw: dict[str, Any]
+    extra: dict[str, Any]  # fields without a column of their own (unknown fields included)
     metadata: dict[str, Any]
     synthetic: bool
     subtree_end: int = 0
@@ -60,16 +58,17 @@ class ParsedSection:
     warnings: list[str] = field(default_factory=list)
 
 
-def _tags(raw_tags: list[Tag] | None, raw_list: Any, where: str, warnings: list[str]) -> list[dict[str, Any]]:
+def _tags(raw_list: list[dict[str, Any]] | None, where: str, warnings: list[str]) -> list[dict[str, Any]]:
+    """Validated tags, exact (color, text) duplicates dropped; unknown colours are a warning."""
     out: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
-    for tag, raw in zip(raw_tags or [], raw_list or []):
-        key = (tag.color, tag.text)
+    for raw in raw_list or []:
+        key = (raw["color"], raw.get("text", ""))
         if key in seen:
             continue
         seen.add(key)
-        if tag.color not in TAG_COLORS:
-            warnings.append(f"{where}: tag colour {tag.color!r} is not one of {', '.join(TAG_COLORS)}")
+        if key[0] not in TAG_COLORS:
+            warnings.append(f"{where}: tag colour {key[0]!r} is not one of {', '.join(TAG_COLORS)}")
         out.append(raw)
     return out
 
@@ -133,10 +132,9 @@ def _parse_permanent(raw: dict[str, Any], header: SectionHeader, header_raw: dic
     else:
         raise InvalidInputError(f"{path}: field tree: a permanent section needs a tree object or list")
     identity = _identity_map(raw.get("identityMap"), path)
-    roots = [validate(PermanentNode, node, path, f"tree[{i}]") for i, node in enumerate(roots_raw)]
     walker = _Walker(section, identity)
-    for position, (node, node_raw) in enumerate(zip(roots, roots_raw)):
-        walker.permanent(node, node_raw, None, position, [], [], f"tree[{position}]")
+    for position, node_raw in enumerate(roots_raw):
+        walker.walk(node_raw, None, position, [], 0, f"tree[{position}]")
     return section
 
 
@@ -166,79 +164,117 @@ def _identity_map(value: Any, path: str) -> dict[str, tuple[IdentityEntry, dict[
     return out
 
 
-class _Walker:
-    """Depth-first walk that assigns positions, preorder, ancestors and metadata."""
+def _node_ok(raw: Any, temporary: bool) -> bool:
+    """Hot-path shape check mirroring :class:`PermanentNode` / :class:`TemporaryItem`.
 
-    def __init__(self, section: ParsedSection, identity: dict[str, tuple[IdentityEntry, dict[str, Any]]] | None = None):
+    Validating 100k nodes through pydantic costs more than the rest of parsing; a node that fails
+    this check is validated by its pydantic model, which produces the precise error.
+    """
+    if type(raw) is not dict:
+        return False
+    ident = raw.get("id")
+    if type(ident) is not str or not ident:
+        return False
+    for key in ("title", "url"):
+        value = raw.get(key, "")
+        if type(value) is not str:
+            return False
+    children = raw.get("children")
+    if children is not None and type(children) is not list:
+        return False
+    if temporary:
+        if raw.get("type") not in ("folder", "bookmark"):
+            return False
+        for key in ("sectionId", "note", "noteColor"):
+            value = raw.get(key)
+            if value is not None and type(value) is not str:
+                return False
+        tags = raw.get("tags")
+        if tags is not None and (type(tags) is not list or not all(
+                type(t) is dict and type(t.get("color")) is str and t["color"] and type(t.get("text", "")) is str
+                for t in tags)):
+            return False
+    else:
+        parent = raw.get("parentId")
+        if parent is not None and type(parent) is not str:
+            return False
+    return True
+
+
+#: Fields stored in their own columns; everything else a node carries is kept in ``extra``.
+_PERMANENT_KEYS = frozenset({"id", "parentId", "title", "url", "children"})
+_TEMPORARY_KEYS = frozenset({"id", "sectionId", "type", "title", "url", "children", "tags", "note", "noteColor"})
+
+
+def _where(where: str | tuple[Any, int]) -> str:
+    """A node's field path; the walk passes (parent, index) pairs and only errors build the text."""
+    if type(where) is not tuple:
+        return where  # type: ignore[return-value]
+    parent, index = where
+    return f"{_where(parent)}.children[{index}]"
+
+
+class _Walker:
+    """Depth-first walk that checks nodes and assigns positions, preorder, paths and metadata."""
+
+    def __init__(self, section: ParsedSection, identity: dict[str, tuple[IdentityEntry, dict[str, Any]]] | None = None,
+                 temporary: bool = False):
         self.section = section
         self.identity = identity or {}
+        self.temporary = temporary
         self.seen: set[str] = set()
+        self.where = self.section.file_path
 
-    def _add(self, row: ItemRow, where: str) -> None:
-        if row.item_id in self.seen:
-            raise InvalidInputError(f"{self.section.file_path}: field {where}.id: duplicate item id {row.item_id!r}")
-        self.seen.add(row.item_id)
-        self.section.items.append(row)
-
-    @staticmethod
-    def _strip_children(raw: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in raw.items() if k != "children"} if "children" in raw else raw
-
-    def permanent(self, node: PermanentNode, raw: dict[str, Any], parent: str | None, position: int,
-                  path: list[str], ancestors: list[str], where: str) -> None:
+    def walk(self, raw: Any, parent: str | None, position: int, path: list[str], depth: int,
+             where: str | tuple[Any, int]) -> None:
+        """Add ``raw`` and its subtree. ``where`` is its field path, or (parent's where, index), built on error."""
         file_path = self.section.file_path
-        # A root may name a parent outside the export (the browser's invisible root); children may not lie.
-        if parent is not None and node.parentId is not None and node.parentId != parent:
-            raise InvalidInputError(f"{file_path}: field {where}.parentId: disagrees with the tree position")
-        is_bookmark = bool(node.url)
-        children = node.children or []
+        if not _node_ok(raw, self.temporary):
+            model = TemporaryItem if self.temporary else PermanentNode
+            node = raw if type(raw) is not dict else {k: v for k, v in raw.items() if k != "children"}
+            validate(model, node, file_path, _where(where))
+            raise InvalidInputError(f"{file_path}: field {_where(where)}.children: must be a list")
+        item_id: str = raw["id"]
+        title: str = raw.get("title", "")
+        url: str = raw.get("url", "")
+        children = raw.get("children") or []
+        if self.temporary:
+            if raw.get("sectionId") not in (None, self.section.section_id):
+                raise InvalidInputError(f"{file_path}: field {_where(where)}.sectionId: {raw['sectionId']!r} is not the section id")
+            is_bookmark = raw["type"] == "bookmark"
+            if is_bookmark and not url:
+                raise InvalidInputError(f"{file_path}: field {_where(where)}.url: a bookmark needs a URL")
+            tags = _tags(raw.get("tags"), f"{file_path}: item {item_id}", self.section.warnings)
+            note, note_color = _note(raw.get("note"), raw.get("noteColor"))
+            metadata = {k: raw[k] for k in ("tags", "note", "noteColor") if k in raw}
+        else:
+            # A root may name a parent outside the export (the browser's invisible root); children may not lie.
+            if parent is not None and raw.get("parentId") not in (None, parent):
+                raise InvalidInputError(f"{file_path}: field {_where(where)}.parentId: disagrees with the tree position")
+            is_bookmark = bool(url)
+            metadata, tags, note, note_color = {}, [], "", None
+            entry = self.identity.get(item_id)
+            if entry is not None:
+                model, metadata = entry
+                tags = _tags(metadata.get("tags"), f"{file_path}: identityMap {item_id}", self.section.warnings)
+                note, note_color = _note(model.note, model.noteColor)
         if is_bookmark and children:
-            raise InvalidInputError(f"{file_path}: field {where}.children: a bookmark cannot have children")
-        meta_entry = self.identity.get(node.id)
-        metadata: dict[str, Any] = {}
-        tags: list[dict[str, Any]] = []
-        note, note_color = "", None
-        if meta_entry is not None:
-            entry, entry_raw = meta_entry
-            metadata = entry_raw
-            tags = _tags(entry.tags, entry_raw.get("tags"), f"{file_path}: identityMap {node.id}", self.section.warnings)
-            note, note_color = _note(entry.note, entry.noteColor)
-        row = ItemRow(node.id, parent, "bookmark" if is_bookmark else "folder", position, len(self.section.items),
-                      len(ancestors), node.title, node.url, note, note_color, tags, path, ancestors,
-                      self._strip_children(raw), metadata, parent is None and not is_bookmark and not node.title)
-        self._add(row, where)
+            raise InvalidInputError(f"{file_path}: field {_where(where)}.children: a bookmark cannot have children")
+        if item_id in self.seen:
+            raise InvalidInputError(f"{file_path}: field {_where(where)}.id: duplicate item id {item_id!r}")
+        self.seen.add(item_id)
+        items = self.section.items
+        known = _TEMPORARY_KEYS if self.temporary else _PERMANENT_KEYS
+        extra = {k: v for k, v in raw.items() if k not in known}
+        row = ItemRow(item_id, parent, "bookmark" if is_bookmark else "folder", position, len(items), depth, title,
+                      url, note, note_color, tags, path, extra, metadata,
+                      parent is None and not is_bookmark and not title)
+        items.append(row)
         if children:
-            child_path = path + [node.title] if node.title else path
-            child_ancestors = ancestors + [node.id]
-            raw_children = raw.get("children") or []
-            for i, (child, child_raw) in enumerate(zip(children, raw_children)):
-                self.permanent(child, child_raw, node.id, i, child_path, child_ancestors, f"{where}.children[{i}]")
-        row.subtree_end = len(self.section.items) - 1
-
-    def temporary(self, item: TemporaryItem, raw: dict[str, Any], parent: str | None, position: int,
-                  path: list[str], ancestors: list[str], where: str) -> None:
-        file_path = self.section.file_path
-        if item.sectionId is not None and item.sectionId != self.section.section_id:
-            raise InvalidInputError(f"{file_path}: field {where}.sectionId: {item.sectionId!r} is not the section id")
-        children = item.children or []
-        if item.type == "bookmark":
-            if not item.url:
-                raise InvalidInputError(f"{file_path}: field {where}.url: a bookmark needs a URL")
-            if children:
-                raise InvalidInputError(f"{file_path}: field {where}.children: a bookmark cannot have children")
-        tags = _tags(item.tags, raw.get("tags"), f"{file_path}: item {item.id}", self.section.warnings)
-        note, note_color = _note(item.note, item.noteColor)
-        metadata = {k: raw[k] for k in ("tags", "note", "noteColor") if k in raw}
-        row = ItemRow(item.id, parent, item.type, position, len(self.section.items), len(ancestors), item.title,
-                      item.url, note, note_color, tags, path, ancestors, self._strip_children(raw), metadata,
-                      parent is None and item.type == "folder" and not item.title)
-        self._add(row, where)
-        if children:
-            child_path = path + [item.title] if item.title else path
-            child_ancestors = ancestors + [item.id]
-            for i, (child, child_raw) in enumerate(zip(children, raw.get("children") or [])):
-                self.temporary(child, child_raw, item.id, i, child_path, child_ancestors, f"{where}.children[{i}]")
-        row.subtree_end = len(self.section.items) - 1
+            child_path = path + [title] if title else path
+            for i, child in enumerate(children):
+                self.walk(child, item_id, i, child_path, depth + 1, (where, i))
+        row.subtree_end = len(items) - 1
 
 
 def _parse_temporary(raw: dict[str, Any], header: SectionHeader, header_raw: dict[str, Any], path: str) -> ParsedSection:
@@ -252,8 +288,7 @@ def _parse_temporary(raw: dict[str, Any], header: SectionHeader, header_raw: dic
     items_raw = raw.get("items")
     if not isinstance(items_raw, list):
         raise InvalidInputError(f"{path}: field items: a temporary section needs an items list")
-    walker = _Walker(section)
+    walker = _Walker(section, temporary=True)
     for i, item_raw in enumerate(items_raw):
-        item = validate(TemporaryItem, item_raw, path, f"items[{i}]")
-        walker.temporary(item, item_raw, None, i, [], [], f"items[{i}]")
+        walker.walk(item_raw, None, i, [], 0, f"items[{i}]")
     return section

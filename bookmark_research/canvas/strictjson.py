@@ -56,6 +56,5 @@ def load_object(data: bytes, path: str) -> dict[str, Any]:
     return value
 
 
-def dumps(value: Any) -> str:
-    """Compact, key-order-preserving JSON used for stored ``raw_json`` columns."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+#: Compact, key-order-preserving JSON used for stored ``raw_json`` columns (one encoder, reused).
+dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode

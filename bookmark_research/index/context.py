@@ -83,12 +83,17 @@ def get_context(
         full = item_rows(conn, [pk for pk, _ in rows])
         for pk, sid in rows:
             row = full[pk]
-            anc_ids = json.loads(conn.execute("SELECT ancestor_ids_json FROM items WHERE pk=?", (pk,)).fetchone()[0])
-            anc_pks = dict(conn.execute(
-                f"SELECT item_id, pk FROM items WHERE source_id=? AND section_id=? AND item_id IN "
-                f"({','.join('?' * len(anc_ids))})", (source_id, sid, *anc_ids)).fetchall()) if anc_ids else {}
-            anc_rows = item_rows(conn, list(anc_pks.values()))
-            row["ancestors"] = [anc_rows[anc_pks[a]] for a in anc_ids if a in anc_pks]
+            chain: list[int] = []
+            parent = row["parent_id"]
+            while parent is not None and len(chain) < 1000:
+                found = conn.execute("SELECT pk, parent_id FROM items WHERE source_id=? AND section_id=? AND item_id=?",
+                                     (source_id, sid, parent)).fetchone()
+                if found is None:
+                    break
+                chain.append(found[0])
+                parent = found[1]
+            anc_rows = item_rows(conn, chain)
+            row["ancestors"] = [anc_rows[a] for a in reversed(chain)]
             items.append(row)
 
     if gid is not None:

@@ -20,31 +20,48 @@ from bookmark_research.index.text import (
     char_phrase,
     fts_phrase,
     highlight,
+    like_pattern,
     split_terms,
+    uses_char_index,
 )
 
 ROW_COLUMNS = (
     "i.pk, i.source_id, i.section_id, i.item_id, i.parent_id, i.item_type, i.position, i.preorder, i.title, i.url, "
-    "i.note, i.note_color, i.tags_json, i.tag_text, i.path_json, i.folder_path, i.raw_json, i.metadata_json, "
-    "i.synthetic, i.revision, s.label, s.file_path"
+    "i.note, i.note_color, i.tags_json, i.tag_text, i.path_json, i.folder_path, i.extra_json, i.metadata_json, "
+    "i.synthetic, i.revision, s.label, s.file_path, s.section_type"
 )
 
 
-def _target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigram: bool) -> tuple[str, list[Any]]:
-    """SQL selecting (pk, score) for one target within the scope."""
+def _target_query(scope: Scope, terms: list[str], trigram: bool) -> tuple[str, list[Any]]:
+    """SQL selecting (pk, score) for one target within the scope.
+
+    Terms of 3+ characters go to the trigram index (ranked by BM25); shorter terms made of non-ASCII
+    characters (CJK) go to the character index; other short terms (``go``, ``%``) are literal LIKE
+    filters over the scoped rows.
+    """
     where, params = scope.sql()
-    long_terms = [t for t in terms if trigram and len(t) >= TRIGRAM_MIN]
-    short_terms = [t for t in terms if t not in long_terms]
-    if long_terms:
+    fts_terms = [t for t in terms if trigram and len(t) >= TRIGRAM_MIN]
+    char_terms = [t for t in terms if t not in fts_terms and uses_char_index(t)]
+    like_terms = [t for t in terms if t not in fts_terms and t not in char_terms]
+    char_match = " AND ".join(char_phrase(t) for t in char_terms)
+    if fts_terms:
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        source = (f"SELECT rowid AS pk, bm25(items_fts, {weights}) AS score FROM items_fts WHERE items_fts MATCH ?")
-        source_params: list[Any] = [" AND ".join(fts_phrase(t) for t in long_terms)]
-        if short_terms:
+        source = f"SELECT rowid AS pk, bm25(items_fts, {weights}) AS score FROM items_fts WHERE items_fts MATCH ?"
+        source_params: list[Any] = [" AND ".join(fts_phrase(t) for t in fts_terms)]
+        if char_terms:
             where += " AND i.pk IN (SELECT rowid FROM items_chars WHERE items_chars MATCH ?)"
-            params.append(" AND ".join(char_phrase(t) for t in short_terms))
-    else:
+            params.append(char_match)
+    elif char_terms:
         source = "SELECT rowid AS pk, bm25(items_chars) AS score FROM items_chars WHERE items_chars MATCH ?"
-        source_params = [" AND ".join(char_phrase(t) for t in short_terms)]
+        source_params = [char_match]
+    else:
+        source, source_params = "", []
+    for term in like_terms:
+        pattern = like_pattern(term)
+        where += " AND (" + " OR ".join(f"i.{f} LIKE ? ESCAPE '\\'" for f in SEARCH_FIELDS) + ")"
+        params.extend([pattern] * len(SEARCH_FIELDS))
+    if not source:
+        return f"SELECT i.pk AS pk, 0.0 AS score FROM items i WHERE {where}", params
     sql = f"SELECT i.pk AS pk, m.score AS score FROM ({source}) m JOIN items i ON i.pk = m.pk WHERE {where}"
     return sql, source_params + params
 
@@ -75,6 +92,25 @@ def _anchor_map(conn: sqlite3.Connection, source_id: str) -> dict[str, list[str]
     return shown
 
 
+def _raw_node(r: tuple, metadata: dict[str, Any]) -> dict[str, Any]:
+    """The node as exported (without children), rebuilt from its columns and its extra fields."""
+    raw: dict[str, Any] = {"id": r[3]}
+    if r[22] == "temporary":
+        raw.update(sectionId=r[2], type=r[5], title=r[8])
+        if r[9]:
+            raw["url"] = r[9]
+        raw.update(metadata)
+    else:
+        if r[4] is not None:
+            raw["parentId"] = r[4]
+        raw["title"] = r[8]
+        if r[9]:
+            raw["url"] = r[9]
+    if r[16]:
+        raw.update(json.loads(r[16]))
+    return raw
+
+
 def item_rows(conn: sqlite3.Connection, pks: list[int], shown: dict[str, list[str]] | None = None) -> dict[int, dict[str, Any]]:
     """Full result rows for ``pks``, keyed by pk."""
     if not pks:
@@ -85,11 +121,12 @@ def item_rows(conn: sqlite3.Connection, pks: list[int], shown: dict[str, list[st
         for r in conn.execute(
                 f"SELECT {ROW_COLUMNS} FROM items i JOIN sections s ON s.source_id=i.source_id AND s.section_id=i.section_id "
                 f"WHERE i.pk IN ({','.join('?' * len(part))})", part):
+            metadata = json.loads(r[17])
             row = {
                 "source_id": r[1], "section_id": r[2], "item_id": r[3], "source": r[1], "section": r[2], "item": r[3],
                 "parent_id": r[4], "item_type": r[5], "position": r[6], "preorder": r[7], "title": r[8], "url": r[9],
                 "note": r[10], "note_color": r[11], "tags": json.loads(r[12]), "path": json.loads(r[14]),
-                "folder_path": r[15], "raw_json": json.loads(r[16]), "metadata": json.loads(r[17]),
+                "folder_path": r[15], "raw_json": _raw_node(r, metadata), "metadata": metadata,
                 "revision": r[19], "section_label": r[20], "file_path": r[21],
             }
             if r[18]:
@@ -166,7 +203,7 @@ def search_bookmarks(
     for target in targets:
         terms = split_terms(target)
         all_terms.extend(terms)
-        sql, params = _target_query(conn, scope, terms, trigram)
+        sql, params = _target_query(scope, terms, trigram)
         target_sql.append((sql, params))
         total, unique_urls, rows = _page(conn, sql, params, effective_order, page_limit, offset)
         per_target.append({"target": target, "terms": terms, "total": total, "unique_urls": unique_urls,
@@ -190,7 +227,7 @@ def search_bookmarks(
         out = []
         for pk, score in page:
             row = dict(full[pk])
-            if score is not None:
+            if score:
                 row["score"] = round(-score, 6)
             if terms:
                 row["snippet"] = _snippet(row, terms)
@@ -213,7 +250,7 @@ def search_bookmarks(
         "query_scope": {"section": section, "group_id": group_id, "folder_id": folder_id, "tags": tags or [],
                         "tag_colors": tag_colors or [], "item_types": item_types},
         "match_mode": "literal_substring",
-        "match_index": "fts5_trigram+fts5_chars" if trigram else "fts5_chars",
+        "match_index": "fts5_trigram+fts5_chars+like" if trigram else "fts5_chars+like",
         "searched_fields": list(SEARCH_FIELDS[:3]) + ["tags.text", "folder_path"],
         "counts": {"instances": total, "unique_urls": unique_urls, "note": COUNT_NOTE},
     }

@@ -15,10 +15,12 @@ COUNT_NOTE = (
 
 
 def source_counts(conn: sqlite3.Connection, source_id: str) -> dict[str, int]:
-    items, bookmarks, folders, roots, unique_urls = conn.execute(
+    items, bookmarks, folders, roots = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(item_type='bookmark'), 0), COALESCE(SUM(item_type='folder'), 0), "
-        "COALESCE(SUM(synthetic), 0), COUNT(DISTINCT CASE WHEN item_type='bookmark' AND url<>'' THEN url END) "
-        "FROM items WHERE source_id=?", (source_id,)).fetchone()
+        "COALESCE(SUM(synthetic), 0) FROM items WHERE source_id=?", (source_id,)).fetchone()
+    # A Python set is faster than SQLite's sort-based COUNT(DISTINCT) here (no URL index to maintain).
+    unique_urls = len({u for (u,) in conn.execute(
+        "SELECT url FROM items WHERE source_id=? AND item_type='bookmark' AND url<>''", (source_id,))})
 
     def count(table: str) -> int:
         return conn.execute(f"SELECT COUNT(*) FROM {table} WHERE source_id=?", (source_id,)).fetchone()[0]

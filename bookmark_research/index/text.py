@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-#: Separates fields and stands for whitespace in the character index, so no match spans a gap.
+#: Stands for fields boundaries, whitespace and ASCII runs in the character index: no match spans it.
 GAP = "\ue000"
 _WS = re.compile(r"\s+")
-_WS_TABLE = {ord(c): GAP for c in " \t\n\r\x0b\x0c\u00a0\u3000\u2028\u2029"}
+_NOT_INDEXED = re.compile(r"[\x00-\x7f\s]+")
 
 #: Character-per-token FTS5 tokenizer: every letter, digit, mark, punctuation and symbol is a token.
 CHAR_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'"
@@ -18,9 +18,27 @@ TRIGRAM_MIN = 3
 
 
 def char_text(*fields: str | None) -> str:
-    """Text for the character index: one token per character, gaps between words and fields."""
-    joined = GAP.join(f or "" for f in fields).translate(_WS_TABLE)
-    return " ".join(joined)
+    """Text for the character index: one token per non-ASCII character (CJK and other scripts).
+
+    ASCII runs, whitespace and field boundaries become a gap token, so a phrase of adjacent
+    characters only matches characters that are adjacent in one field. Pure-ASCII text (most
+    English bookmarks) produces an empty document and costs nothing to index.
+    """
+    present = [f for f in fields if f]
+    if all(f.isascii() for f in present):
+        return ""
+    return " ".join(_NOT_INDEXED.sub(GAP, GAP.join(present)))
+
+
+def uses_char_index(term: str) -> bool:
+    """Short terms made only of non-ASCII, non-space characters are answered by the character index."""
+    return not any(c.isascii() or c.isspace() for c in term)
+
+
+def like_pattern(term: str) -> str:
+    """A LIKE pattern matching ``term`` literally as a substring (escape character ``\\``)."""
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 def split_terms(target: str) -> list[str]:

@@ -15,7 +15,7 @@ from bookmark_research.canvas.layout import resolve_reference
 from bookmark_research.canvas.sections import ParsedSection, parse_section
 from bookmark_research.canvas.strictjson import dumps
 from bookmark_research.errors import ConflictError, InvalidInputError
-from bookmark_research.index.items import write_items
+from bookmark_research.index.items import FtsWorker, write_items
 
 Progress = Callable[[int, int, str], None]
 
@@ -115,12 +115,17 @@ def sync_index(
         ).fetchone()[0]
         conn.execute(f"DELETE FROM sections WHERE source_id=? AND section_id IN ({placeholders})",
                      (source_id, *delete_sections))
-    for section in parsed:
-        _upsert_section(conn, source_id, section)
-        counts = write_items(conn, source_id, section)
-        report.items_inserted += counts.inserted
-        report.items_updated += counts.updated
-        report.items_deleted += counts.deleted
+    fts = FtsWorker(conn)
+    try:
+        for section in parsed:
+            fts.wait()
+            _upsert_section(conn, source_id, section)
+            counts = write_items(conn, source_id, section, fts)
+            report.items_inserted += counts.inserted
+            report.items_updated += counts.updated
+            report.items_deleted += counts.deleted
+    finally:
+        fts.close()
 
     # 4. Files.
     gone_files = set(report.removed_files) | renamed_from | set(report.replaced_canvas_files)

@@ -1,0 +1,156 @@
+"""Unsafe and malformed inputs: each is refused with one clear line and nothing is written."""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bookmark_research.errors import BookmarkResearchError
+from bookmark_research.sources.limits import Limits
+from bookmark_research.sources.reader import read_input
+from tests.packages import A_PATH, CANVAS, FIXTURES, TEMP_PATH, read_json, write_json, zip_dir
+
+
+def _assert_nothing_written(core) -> None:
+    assert core("index_status")["sources"] == []
+    snaps = core.data_dir / "snapshots"
+    assert not snaps.exists() or not any(p for p in snaps.rglob("*") if p.is_file())
+
+
+def _zip(path: Path, entries: list[tuple[str, bytes]], symlink: str | None = None) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in entries:
+            zf.writestr(name, data)
+        if symlink:
+            info = zipfile.ZipInfo(symlink)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            zf.writestr(info, "../../etc/passwd")
+    return path
+
+
+SECTION = (Path(__file__).parent / "packages.py").read_bytes()  # any bytes will do for unsafe names
+
+
+@pytest.mark.parametrize("name,message", [
+    ("../outside.json", "unsafe archive path"),
+    ("/absolute.json", "unsafe archive path"),
+    ("C:/drive.json", "unsafe archive path"),
+    ("a\\file.json", "unsafe archive path"),
+    ("ok/./x.json", "unsafe archive path"),
+])
+def test_zip_unsafe_names(core, tmp_path, name, message):
+    archive = tmp_path / "bad.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("pkg/Demo.canvas", "{}")
+        info = zipfile.ZipInfo("placeholder")
+        info.filename = name  # bypass zipfile's own normalisation
+        zf.writestr(info, b"{}")
+    with pytest.raises(BookmarkResearchError, match=message):
+        core.sync(archive)
+    _assert_nothing_written(core)
+
+
+def test_zip_symlink_duplicate_roots_and_size(core, demo, tmp_path):
+    good = zip_dir(demo, tmp_path / "good.zip")
+    entries = [(i.filename, zipfile.ZipFile(good).read(i)) for i in zipfile.ZipFile(good).infolist()]
+    with pytest.raises(BookmarkResearchError, match="links"):
+        core.sync(_zip(tmp_path / "link.zip", entries, symlink="永久栏目/evil.json"))
+    with pytest.raises(BookmarkResearchError, match="duplicate archive entry"):
+        with pytest.warns(UserWarning):
+            core.sync(_zip(tmp_path / "dup.zip", entries + [entries[0]]))
+    roots = [(f"a/{n}", d) for n, d in entries] + [(f"b/{A_PATH}", entries[0][1])]
+    with pytest.raises(BookmarkResearchError, match="multiple package roots"):
+        core.sync(_zip(tmp_path / "roots.zip", roots))
+    with pytest.raises(BookmarkResearchError, match="size limit"):
+        read_input(good, Limits(max_total_bytes=100))
+    with pytest.raises(BookmarkResearchError, match="entry limit"):
+        read_input(good, Limits(max_entries=2))
+    with pytest.raises(BookmarkResearchError, match="limit"):
+        read_input(good, Limits(max_file_bytes=50))
+    _assert_nothing_written(core)
+
+
+def test_size_limits_from_the_environment(core, demo, monkeypatch):
+    monkeypatch.setenv("BOOKMARK_RESEARCH_MAX_FILE_BYTES", "200")
+    from tests.conftest import Core
+
+    limited = Core(core.data_dir)
+    with pytest.raises(BookmarkResearchError, match="exceeds the 200-byte limit"):
+        limited.sync(demo)
+    limited.app.close()
+    monkeypatch.setenv("BOOKMARK_RESEARCH_MAX_FILE_BYTES", "lots")
+    with pytest.raises(BookmarkResearchError, match="BOOKMARK_RESEARCH_MAX_FILE_BYTES"):
+        Limits.from_env()
+
+
+def test_loose_card_at_the_root(core, demo, tmp_path):
+    write_json(demo / "loose.json", read_json(demo / TEMP_PATH))
+    with pytest.raises(BookmarkResearchError, match="loose section file"):
+        core.sync(demo)
+    archive = zip_dir(demo, tmp_path / "loose.zip", wrapper="pkg")
+    with pytest.raises(BookmarkResearchError, match="loose section card"):
+        core.sync(archive)
+    _assert_nothing_written(core)
+
+
+def test_symlink_pointing_outside(core, demo, tmp_path):
+    outside = tmp_path / "secret.json"
+    write_json(outside, read_json(demo / TEMP_PATH))
+    (demo / TEMP_PATH).unlink()
+    os.symlink(outside, demo / TEMP_PATH)
+    with pytest.raises(BookmarkResearchError, match="external symlink"):
+        core.sync(demo)
+    _assert_nothing_written(core)
+
+
+def test_second_canvas_and_missing_inputs(core, demo, tmp_path):
+    write_json(demo / "Other.canvas", {"nodes": [], "edges": []})
+    with pytest.raises(BookmarkResearchError, match="at most one .canvas"):
+        core.sync(demo)
+    with pytest.raises(BookmarkResearchError, match="no such file"):
+        core.sync(tmp_path / "missing")
+    with pytest.raises(BookmarkResearchError, match="not the file alone"):
+        core.sync(demo / CANVAS)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BookmarkResearchError, match="no Bookmark Canvas files"):
+        core.sync(tmp_path / "empty")
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(BookmarkResearchError, match="input must be"):
+        core.sync(tmp_path / "notes.txt")
+    (tmp_path / "broken.zip").write_bytes(b"PK\x03\x04 not really")
+    with pytest.raises(BookmarkResearchError, match="cannot read ZIP"):
+        core.sync(tmp_path / "broken.zip")
+    _assert_nothing_written(core)
+
+
+def test_nested_package_hint(core, tmp_path):
+    outer = tmp_path / "vault"
+    (outer / "bookmark-canvas-20261130").mkdir(parents=True)
+    import shutil
+
+    shutil.copytree(FIXTURES / "sample-en" / "Permanent", outer / "bookmark-canvas-20261130" / "Permanent")
+    with pytest.raises(BookmarkResearchError, match="did you mean .*bookmark-canvas-20261130"):
+        core.sync(outer)
+
+
+def test_non_bookmark_files_and_nodes_are_warnings(core):
+    out = core.sync(FIXTURES / "sample-zh", source_id="zh", mode="snapshot")
+    joined = "\n".join(out["warnings"])
+    assert "CLAUDE.md" in joined and "截图.png" in joined
+    assert "link node 'link-home'" in joined and "diagram.png" in joined
+    assert out["counts"]["nodes"] == 8
+
+
+def test_english_zip_with_export_root_and_vault_prefix(core, tmp_path):
+    archive = zip_dir(FIXTURES / "sample-en", tmp_path / "bookmark-canvas-20261130.zip", wrapper="bookmark-canvas-20261130")
+    out = core.sync(archive)
+    assert out["input_kind"] == "zip" and out["counts"]["bookmarks"] == 18
+    assert out["source_id"].startswith("bookmark-canvas-20261130-")
+    ctx = core.context(out["source_id"])
+    assert all(n["section_id"] for n in ctx["nodes"] if n["node_type"] == "file")
+    copy = next(s for s in ctx["sections"] if s["is_anchor"])
+    assert copy["anchor_of"] == "permanent-section"
