@@ -62,7 +62,7 @@ def _target_query(scope: Scope, terms: list[str], trigram: bool) -> tuple[str, l
         params.extend([pattern] * len(SEARCH_FIELDS))
     if not source:
         return f"SELECT i.pk AS pk, 0.0 AS score FROM items i WHERE {where}", params
-    sql = f"SELECT i.pk AS pk, m.score AS score FROM ({source}) m JOIN items i ON i.pk = m.pk WHERE {where}"
+    sql = f"SELECT i.pk AS pk, m.score AS score FROM ({source}) m CROSS JOIN items i ON i.pk = m.pk WHERE {where}"
     return sql, source_params + params
 
 
@@ -74,11 +74,11 @@ def _order(order: str) -> str:
 def _page(conn: sqlite3.Connection, base_sql: str, params: list[Any], order: str, limit: int, offset: int) -> tuple[int, int, list[tuple[int, float | None]]]:
     total, unique_urls = conn.execute(
         f"SELECT COUNT(*), COUNT(DISTINCT CASE WHEN i.item_type='bookmark' AND i.url<>'' THEN i.url END) "
-        f"FROM ({base_sql}) q JOIN items i ON i.pk = q.pk", params).fetchone()
+        f"FROM ({base_sql}) q CROSS JOIN items i ON i.pk = q.pk", params).fetchone()
     rows: list[tuple[int, float | None]] = []
     if limit > 0 and total > offset:
         rows = conn.execute(
-            f"SELECT q.pk, q.score FROM ({base_sql}) q JOIN items i ON i.pk = q.pk ORDER BY {_order(order)} "
+            f"SELECT q.pk, q.score FROM ({base_sql}) q CROSS JOIN items i ON i.pk = q.pk ORDER BY {_order(order)} "
             f"LIMIT ? OFFSET ?", [*params, limit, offset]).fetchall()
     return total, unique_urls, rows
 
