@@ -6,6 +6,7 @@ title, URL, note, tag text or folder path). The top-level result is the union of
 
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
 from typing import Any
@@ -32,8 +33,13 @@ ROW_COLUMNS = (
 )
 
 
-def _target_query(scope: Scope, terms: list[str], trigram: bool) -> tuple[str, list[Any]]:
-    """SQL selecting (pk, score) for one target within the scope.
+#: Columns every candidate query yields: the row, its score, and what counting and ordering need.
+_CANDIDATE = ("i.pk AS pk, {score} AS score, CASE WHEN i.item_type='bookmark' AND i.url<>'' THEN i.url END AS url_key, "
+              "i.section_id AS section_id, i.preorder AS preorder, i.item_id AS item_id")
+
+
+def _target_query(scope: Scope, terms: list[str], trigram: bool, scored: bool) -> tuple[str, list[Any]]:
+    """SQL selecting candidate rows for one target within the scope (BM25 computed only if ``scored``).
 
     Terms of 3+ characters go to the trigram index (ranked by BM25); shorter terms made of non-ASCII
     characters (CJK) go to the character index; other short terms (``go``, ``%``) are literal LIKE
@@ -44,15 +50,17 @@ def _target_query(scope: Scope, terms: list[str], trigram: bool) -> tuple[str, l
     char_terms = [t for t in terms if t not in fts_terms and uses_char_index(t)]
     like_terms = [t for t in terms if t not in fts_terms and t not in char_terms]
     char_match = " AND ".join(char_phrase(t) for t in char_terms)
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
     if fts_terms:
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        source = f"SELECT rowid AS pk, bm25(items_fts, {weights}) AS score FROM items_fts WHERE items_fts MATCH ?"
+        score = f"bm25(items_fts, {weights})" if scored else "0.0"
+        source = f"SELECT rowid AS pk, {score} AS score FROM items_fts WHERE items_fts MATCH ?"
         source_params: list[Any] = [" AND ".join(fts_phrase(t) for t in fts_terms)]
         if char_terms:
             where += " AND i.pk IN (SELECT rowid FROM items_chars WHERE items_chars MATCH ?)"
             params.append(char_match)
     elif char_terms:
-        source = "SELECT rowid AS pk, bm25(items_chars) AS score FROM items_chars WHERE items_chars MATCH ?"
+        score = "bm25(items_chars)" if scored else "0.0"
+        source = f"SELECT rowid AS pk, {score} AS score FROM items_chars WHERE items_chars MATCH ?"
         source_params = [char_match]
     else:
         source, source_params = "", []
@@ -61,26 +69,37 @@ def _target_query(scope: Scope, terms: list[str], trigram: bool) -> tuple[str, l
         where += " AND (" + " OR ".join(f"i.{f} LIKE ? ESCAPE '\\'" for f in SEARCH_FIELDS) + ")"
         params.extend([pattern] * len(SEARCH_FIELDS))
     if not source:
-        return f"SELECT i.pk AS pk, 0.0 AS score FROM items i WHERE {where}", params
-    sql = f"SELECT i.pk AS pk, m.score AS score FROM ({source}) m CROSS JOIN items i ON i.pk = m.pk WHERE {where}"
+        return f"SELECT {_CANDIDATE.format(score='0.0')} FROM items i WHERE {where}", params
+    # The full-text match drives the join (CROSS JOIN fixes the order); scope filters the matches.
+    sql = f"SELECT {_CANDIDATE.format(score='m.score')} FROM ({source}) m CROSS JOIN items i ON i.pk = m.pk WHERE {where}"
     return sql, source_params + params
 
 
-def _order(order: str) -> str:
-    tree = "i.section_id, i.preorder, i.item_id"
-    return f"score, {tree}" if order == "relevance" else tree
+def _scope_query(scope: Scope) -> tuple[str, list[Any]]:
+    """Every row in scope (no targets)."""
+    where, params = scope.sql()
+    return f"SELECT {_CANDIDATE.format(score='NULL')} FROM items i WHERE {where}", params
 
 
-def _page(conn: sqlite3.Connection, base_sql: str, params: list[Any], order: str, limit: int, offset: int) -> tuple[int, int, list[tuple[int, float | None]]]:
-    total, unique_urls = conn.execute(
-        f"SELECT COUNT(*), COUNT(DISTINCT CASE WHEN i.item_type='bookmark' AND i.url<>'' THEN i.url END) "
-        f"FROM ({base_sql}) q CROSS JOIN items i ON i.pk = q.pk", params).fetchone()
-    rows: list[tuple[int, float | None]] = []
-    if limit > 0 and total > offset:
-        rows = conn.execute(
-            f"SELECT q.pk, q.score FROM ({base_sql}) q CROSS JOIN items i ON i.pk = q.pk ORDER BY {_order(order)} "
-            f"LIMIT ? OFFSET ?", [*params, limit, offset]).fetchall()
-    return total, unique_urls, rows
+Candidate = tuple[int, float | None, str | None, str, int, str]  # pk, score, url_key, section, preorder, item
+
+
+def _fetch(conn: sqlite3.Connection, query: tuple[str, list[Any]]) -> list[Candidate]:
+    return conn.execute(*query).fetchall()
+
+
+def _page(candidates: list[Candidate], order: str, limit: int, offset: int) -> tuple[int, int, list[tuple[int, float | None]]]:
+    """Total, unique URLs and one page of (pk, score), best first (or in tree order)."""
+    total = len(candidates)
+    unique_urls = len({c[2] for c in candidates if c[2] is not None})
+    if limit <= 0 or offset >= total:
+        return total, unique_urls, []
+    if order == "relevance":
+        key = lambda c: (c[1] or 0.0, c[3], c[4], c[5])  # noqa: E731  (bm25: lower is better)
+    else:
+        key = lambda c: (c[3], c[4], c[5])  # noqa: E731
+    page = heapq.nsmallest(offset + limit, candidates, key=key)[offset:]
+    return total, unique_urls, [(c[0], c[1]) for c in page]
 
 
 def _anchor_map(conn: sqlite3.Connection, source_id: str) -> dict[str, list[str]]:
@@ -197,28 +216,28 @@ def search_bookmarks(
     shown = _anchor_map(conn, source_id)
     effective_order = order if targets else "tree"
 
+    scored = effective_order == "relevance" and page_limit > 0
     per_target: list[dict[str, Any]] = []
-    target_sql: list[tuple[str, list[Any]]] = []
+    union: dict[int, Candidate] = {}
     all_terms: list[str] = []
     for target in targets:
         terms = split_terms(target)
         all_terms.extend(terms)
-        sql, params = _target_query(scope, terms, trigram)
-        target_sql.append((sql, params))
-        total, unique_urls, rows = _page(conn, sql, params, effective_order, page_limit, offset)
+        candidates = _fetch(conn, _target_query(scope, terms, trigram, scored))
+        total, unique_urls, rows = _page(candidates, effective_order, page_limit, offset)
         per_target.append({"target": target, "terms": terms, "total": total, "unique_urls": unique_urls,
                            "limit": page_limit, "offset": offset, "_rows": rows,
                            "next_offset": _next(offset, len(rows), total)})
-    if targets:
-        # Materialised CTEs keep each bm25() call next to its own MATCH.
-        ctes = ", ".join(f"t{n} AS MATERIALIZED ({sql})" for n, (sql, _) in enumerate(target_sql))
-        union_sql = " UNION ALL ".join(f"SELECT pk, score FROM t{n}" for n in range(len(target_sql)))
-        union_params = [p for _, params in target_sql for p in params]
-        base = f"WITH {ctes} SELECT pk, MIN(score) AS score FROM ({union_sql}) GROUP BY pk"
+        for c in candidates:  # the union keeps each row once, with its best score
+            seen = union.get(c[0])
+            if seen is None or (c[1] or 0.0) < (seen[1] or 0.0):
+                union[c[0]] = c
+    if len(targets) == 1:  # the union of one target is that target
+        first = per_target[0]
+        total, unique_urls, rows = first["total"], first["unique_urls"], first["_rows"]
     else:
-        where, union_params = scope.sql()
-        base = f"SELECT i.pk AS pk, NULL AS score FROM items i WHERE {where}"
-    total, unique_urls, rows = _page(conn, base, union_params, effective_order, page_limit, offset)
+        candidates = list(union.values()) if targets else _fetch(conn, _scope_query(scope))
+        total, unique_urls, rows = _page(candidates, effective_order, page_limit, offset)
 
     wanted = {pk for pk, _ in rows} | {pk for t in per_target for pk, _ in t["_rows"]}
     full = item_rows(conn, sorted(wanted), shown)
