@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from bookmark_research.canvas.sections import ItemRow, ParsedSection
 from bookmark_research.canvas.strictjson import dumps
 from bookmark_research.index.schema import index_new_items
+from bookmark_research.index.text import char_text
 
 _COLUMNS = (
     "pk, source_id, section_id, item_id, parent_id, item_type, position, preorder, subtree_end, depth, title, url, "
@@ -87,9 +88,9 @@ class FtsWorker:
         if pending is not None:
             pending.result()
 
-    def submit(self, first_pk: int, last_pk: int) -> None:
+    def submit(self, first_pk: int, last_pk: int, chars: list[tuple[int, str]]) -> None:
         self.wait()
-        self.pending = self.pool.submit(index_new_items, self.conn, first_pk, last_pk)
+        self.pending = self.pool.submit(index_new_items, self.conn, first_pk, last_pk, chars)
 
     def close(self) -> None:
         try:
@@ -120,7 +121,7 @@ def write_items(conn: sqlite3.Connection, source_id: str, section: ParsedSection
     paths = _PathCache()
     sid = section.section_id
     for start in range(0, len(section.items), CHUNK):
-        inserts, updates, reorders, tag_rows, retag = [], [], [], [], []
+        inserts, updates, reorders, tag_rows, retag, chars = [], [], [], [], [], []
         for row in section.items[start:start + CHUNK]:
             values = _values(row, paths)
             old = existing.get(row.item_id)
@@ -128,6 +129,9 @@ def write_items(conn: sqlite3.Connection, source_id: str, section: ParsedSection
                 pk = next_pk
                 next_pk += 1
                 inserts.append((pk, source_id, sid, row.item_id, *values, 1))
+                text = char_text(row.title, row.url, row.note, values[11], values[13])
+                if text:
+                    chars.append((pk, text))
             else:
                 pk = old[0]
                 if old[1] != values[-1]:
@@ -153,7 +157,7 @@ def write_items(conn: sqlite3.Connection, source_id: str, section: ParsedSection
             conn.executemany("INSERT OR IGNORE INTO item_tags (item_pk, position, color, text) VALUES (?, ?, ?, ?)",
                              tag_rows)
         if inserts:
-            fts.submit(inserts[0][0], inserts[-1][0])
+            fts.submit(inserts[0][0], inserts[-1][0], chars)
         counts.inserted += len(inserts)
         counts.updated += len(updates)
     counts.deleted = len(gone)

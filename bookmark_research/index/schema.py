@@ -178,12 +178,11 @@ END;
 """
 
 
-def index_new_items(conn, first_pk: int, last_pk: int) -> None:  # type: ignore[no-untyped-def]
-    """Add items with ``first_pk <= pk <= last_pk`` to both full-text indexes."""
+def index_new_items(conn, first_pk: int, last_pk: int, chars: list[tuple[int, str]]) -> None:  # type: ignore[no-untyped-def]
+    """Add items with ``first_pk <= pk <= last_pk`` to the trigram index, and their ``chars`` texts
+    (computed by the caller with :func:`char_text`, non-empty only) to the character index."""
     conn.execute(
         "INSERT INTO items_fts(rowid, title, url, note, tag_text, folder_path) "
         "SELECT pk, title, url, note, tag_text, folder_path FROM items WHERE pk BETWEEN ? AND ?", (first_pk, last_pk))
-    conn.execute(
-        "WITH c AS MATERIALIZED (SELECT pk, br_chars(title, url, note, tag_text, folder_path) AS chars FROM items "
-        "WHERE pk BETWEEN ? AND ?) INSERT INTO items_chars(rowid, chars) SELECT pk, chars FROM c WHERE chars <> ''",
-        (first_pk, last_pk))
+    if chars:
+        conn.executemany("INSERT INTO items_chars(rowid, chars) VALUES (?, ?)", chars)
