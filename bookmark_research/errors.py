@@ -46,6 +46,12 @@ class ConflictError(BookmarkResearchError):
     kind = "conflict"
 
 
+class StaleSourceError(BookmarkResearchError):
+    """A live source's folder cannot be read now; the last good index is still available."""
+
+    kind = "stale_source"
+
+
 class StorageError(BookmarkResearchError):
     """The data directory or database cannot be used."""
 

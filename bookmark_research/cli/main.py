@@ -188,11 +188,13 @@ def source_remove(ctx: click.Context, source_id: str, confirm: bool, as_json: bo
 @click.option("--offset", type=int, default=0, show_default=True)
 @click.option("--count-only", is_flag=True, help="Only totals.")
 @click.option("--order", type=click.Choice(["relevance", "tree"]), default="relevance", show_default=True)
+@click.option("--no-refresh", is_flag=True, help="Live sources: read the last index without checking the folder.")
 @json_option
 @click.pass_context
 def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: tuple[str, ...], section: str | None,
            group_id: str | None, folder_id: str | None, tags: tuple[str, ...], tag_colors: tuple[str, ...],
-           item_types: tuple[str, ...], limit: int, offset: int, count_only: bool, order: str, as_json: bool) -> None:
+           item_types: tuple[str, ...], limit: int, offset: int, count_only: bool, order: str, no_refresh: bool,
+           as_json: bool) -> None:
     """Search a source's bookmarks (QUERY words form one target)."""
     from bookmark_research.cli import render
 
@@ -201,7 +203,7 @@ def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: 
         "source_id": source_id, "targets": all_targets, "section": section, "group_id": group_id,
         "folder_id": folder_id, "tags": list(tags), "tag_colors": list(tag_colors),
         "item_types": list(item_types) or None, "limit": limit, "offset": offset, "count_only": count_only,
-        "order": order}, as_json, render.search)
+        "order": order, "refresh": not no_refresh}, as_json, render.search)
 
 
 @cli.command()
@@ -209,15 +211,16 @@ def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: 
 @click.option("--section", help="Section id, label, slot or file path.")
 @click.option("--group", "group_id", help="Group id or unique label.")
 @click.option("--item", "item_id", help="Item id (adds its ancestors).")
+@click.option("--no-refresh", is_flag=True, help="Live sources: read the last index without checking the folder.")
 @json_option
 @click.pass_context
 def context(ctx: click.Context, source_id: str, section: str | None, group_id: str | None, item_id: str | None,
-            as_json: bool) -> None:
+            no_refresh: bool, as_json: bool) -> None:
     """Show canvas context: sections, copies, groups, edges, ancestors."""
     from bookmark_research.cli import render
 
     invoke(ctx, "get_context", {"source_id": source_id, "section": section, "group_id": group_id,
-                                "item_id": item_id}, as_json, render.context)
+                                "item_id": item_id, "refresh": not no_refresh}, as_json, render.context)
 
 
 @cli.command()
@@ -228,6 +231,81 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     from bookmark_research.cli import render
 
     invoke(ctx, "doctor", {}, as_json, render.doctor)
+
+
+def _timing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--deletion-grace", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
+                      help="Seconds a deletion must persist before it is applied.")(fn)
+    return click.option("--debounce", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
+                        help="Seconds changes must settle before a live source is re-synced.")(fn)
+
+
+@cli.command()
+@_timing_options
+@click.pass_context
+def serve(ctx: click.Context, debounce: float, deletion_grace: float) -> None:
+    """Run the MCP server on stdio, watching live sources while it runs."""
+    from bookmark_research.mcp.server import serve as run_server
+    from bookmark_research.sources.live import Timing
+
+    run_server(ctx.find_root().params.get("data_dir"), Timing(debounce, deletion_grace))
+
+
+@cli.command()
+@click.argument("sources", nargs=-1)
+@_timing_options
+@json_option
+@click.pass_context
+def watch(ctx: click.Context, sources: tuple[str, ...], debounce: float, deletion_grace: float, as_json: bool) -> None:
+    """Follow live sources by filesystem events until Ctrl-C; one line per state change."""
+    import signal
+    import threading
+
+    from bookmark_research.errors import BookmarkResearchError
+    from bookmark_research.sources.live import Timing
+    from bookmark_research.sources.watcher import SourceWatcher
+
+    def report(event: dict[str, Any]) -> None:
+        if as_json:
+            click.echo(json.dumps(event, ensure_ascii=False), nl=True)
+        else:
+            extra = f" ({event['error']})" if event.get("error") else ""
+            pending = f" pending: {', '.join(event['pending_files'][:3])}" if event.get("pending_files") else ""
+            done = (f" +{event['items_inserted']} ~{event['items_updated']} -{event['items_deleted']} items"
+                    if event.get("performed") else "")
+            click.echo(f"{event['source_id']}: {event['state']}{done}{pending}{extra}")
+        sys.stdout.flush()
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        watcher = SourceWatcher(ctx.find_root().params.get("data_dir"), Timing(debounce, deletion_grace),
+                                list(sources), report)
+        if sources:
+            from bookmark_research.index.status import require_source
+
+            conn = watcher.app.connect(create=False)
+            for sid in sources:
+                require_source(conn, sid)
+        watcher.start()
+    except BookmarkResearchError as exc:
+        _fail(exc.message, exc.kind, as_json)
+    if not watcher.roots:
+        click.echo("note: no live sources yet; waiting for one (sync a folder with --mode live)", err=True)
+    try:
+        if as_json:
+            click.echo(json.dumps({"event": "watching", **watcher.status()}))
+        else:
+            click.echo(f"Watching {len(watcher.roots)} live source(s); Ctrl-C to stop.")
+        sys.stdout.flush()
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
+        if as_json:
+            click.echo(json.dumps({"event": "stopped"}))
 
 
 @cli.command()

@@ -62,6 +62,16 @@ def status(r: dict[str, Any]) -> None:
                      str(s["counts"]["sections"]), src["last_sync"] or "-",
                      _cut(src["input_path"] or "", 40) + ("" if src["input_exists"] else " (gone)")])
     _table(rows, ["SOURCE", "MODE", "STATE", "BOOKMARKS", "URLS", "SECTIONS", "LAST SYNC", "INPUT"])
+    for s in r["sources"]:
+        src = s["source"]
+        if src["pending_files"]:
+            click.echo(f"{s['source_id']}: pending {', '.join(src['pending_files'][:5])}")
+        if src["error"]:
+            click.secho(f"{s['source_id']}: {src['error']}", fg="red")
+    if any(s["source"]["mode"] == "live" for s in r["sources"]):
+        w = r["watcher"]
+        click.echo(f"watcher: {'running (pid ' + str(w.get('pid')) + ')' if w.get('running') else 'not running'}"
+                   + ("" if w.get("running") else "; start one with 'bookmark-research watch' or 'serve'"))
     if len(r["sources"]) == 1:
         s = r["sources"][0]
         click.echo(f"\n{counts_line(s['counts'])}")

@@ -90,6 +90,22 @@ class SourceRecord(Output):
     last_sync: str | None
     retained_missing_files: list[str]
     aliases: list[str]
+    pending_files: list[str] = Field(default_factory=list, description="Live: changes seen, not yet applied")
+    pending_since: str | None = None
+    error: str | None = Field(None, description="Live: why the folder could not be indexed (last good index kept)")
+    checked_at: str | None = None
+
+
+class RefreshInfo(Output):
+    """How fresh a query's data is."""
+
+    requested: bool
+    performed: bool = Field(description="The live folder was checked before answering")
+    index_updated: bool = Field(description="The check re-synced changed files")
+    mode: Literal["checked_package", "saved_snapshot"]
+    state: str
+    pending_files: list[str] = Field(default_factory=list)
+    note: str | None = None
 
 
 class SectionSummary(Output):
@@ -118,6 +134,7 @@ class StatusOutput(Output):
     database: str
     database_exists: bool
     schema_version: int
+    watcher: JSON = Field(description="Whether a watcher (watch or serve) follows live sources of this data dir")
     sources: list[SourceStatus]
 
 
@@ -186,6 +203,7 @@ class SearchInput(Input):
     offset: int = Field(0, ge=0, le=1_000_000_000)
     count_only: bool = False
     order: Literal["relevance", "tree"] = Field("relevance", description="BM25 relevance or the canvas tree order")
+    refresh: bool = Field(True, description="Check a live source's folder first (false: read the last index as is)")
 
     @field_validator("item_types")
     @classmethod
@@ -267,6 +285,7 @@ class SearchOutput(Output):
     canvas_matches: list[JSON] | None = None
     canvas_match_note: str | None = None
     source: SourceRecord
+    refresh: RefreshInfo
 
 
 class ContextInput(Input):
@@ -274,6 +293,7 @@ class ContextInput(Input):
     section: Text | None = None
     group_id: Text | None = None
     item_id: Text | None = None
+    refresh: bool = Field(True, description="Check a live source's folder first (false: read the last index as is)")
 
 
 class ContextCounts(Output):
@@ -296,6 +316,7 @@ class ContextOutput(Output):
     related_nodes: list[JSON]
     memberships: list[JSON]
     source: SourceRecord
+    refresh: RefreshInfo
 
 
 class DoctorInput(Input):

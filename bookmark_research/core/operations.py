@@ -11,7 +11,7 @@ from typing import Any
 from bookmark_research.core import models as m
 from bookmark_research.core.app import App
 from bookmark_research.core.registry import operation
-from bookmark_research.errors import NotFoundError
+from bookmark_research.errors import NotFoundError, StaleSourceError
 from bookmark_research.index.db import read_snapshot
 from bookmark_research.index.schema import SCHEMA_VERSION
 from bookmark_research.index.status import require_source, source_counts, source_record
@@ -29,8 +29,10 @@ def sync_package(app: App, p: m.SyncInput) -> dict[str, Any]:
 def index_status(app: App, p: m.StatusInput) -> dict[str, Any]:
     """Sources, their counts, sections, versions and lifecycle state."""
     conn = app.connect(create=False)
+    from bookmark_research.sources.live import watcher_status
+
     out: dict[str, Any] = {"database": str(app.db_path), "database_exists": conn is not None,
-                           "schema_version": SCHEMA_VERSION, "sources": []}
+                           "schema_version": SCHEMA_VERSION, "watcher": watcher_status(app.data_dir), "sources": []}
     if conn is None:
         if p.source_id is not None:
             require_source(None, p.source_id)
@@ -79,11 +81,31 @@ def source_remove(app: App, p: m.RemoveInput) -> dict[str, Any]:
     return remove(app, p.source_id, p.confirm)
 
 
-def _query_conn(app: App, source_id: str) -> sqlite3.Connection:
+def _query_conn(app: App, source_id: str, refresh: bool) -> tuple[sqlite3.Connection, dict[str, Any]]:
+    """The connection for a query, after bringing a live source up to date unless ``refresh`` is false."""
     conn = app.connect(create=False)
     require_source(conn, source_id)
     assert conn is not None
-    return conn
+    mode, state = conn.execute("SELECT mode, state FROM sources WHERE source_id=?", (source_id,)).fetchone()
+    info: dict[str, Any] = {"requested": refresh, "performed": False, "index_updated": False,
+                            "mode": "saved_snapshot", "state": state}
+    if mode != "live":
+        return conn, info
+    if not refresh:
+        info["note"] = "refresh=false: the last synchronized index, not checked against the folder"
+        return conn, info
+    from bookmark_research.sources.live import refresh as check
+
+    result = check(app, source_id, force=True)
+    info.update(performed=True, mode="checked_package", state=result["state"], pending_files=result["pending_files"],
+                index_updated=bool(result["sync"]))
+    if result["state"] in ("error", "unavailable"):
+        reason = (result["error"] or result["state"]).removesuffix("; the last good index is kept")
+        raise StaleSourceError(f"{reason}; pass --no-refresh (CLI) or refresh=false (MCP) to read the last good index")
+    if result["state"] == "pending":
+        waiting = ", ".join(result["pending_files"][:5]) or result["error"] or "changes settling"
+        info["note"] = f"changes are pending and not in these results yet: {waiting}"
+    return conn, info
 
 
 @operation("search_bookmarks", "search", m.SearchInput, m.SearchOutput)
@@ -91,12 +113,13 @@ def search_bookmarks(app: App, p: m.SearchInput) -> dict[str, Any]:
     """Ranked full-text search of bookmarks with section, group, folder and tag filters."""
     from bookmark_research.index.search import search_bookmarks as run
 
-    conn = _query_conn(app, p.source_id)
+    conn, freshness = _query_conn(app, p.source_id, p.refresh)
     with read_snapshot(conn):
         result = run(conn, p.source_id, targets=p.targets, section=p.section, group_id=p.group_id,
                      folder_id=p.folder_id, tags=p.tags, tag_colors=p.tag_colors, item_types=p.item_types,
                      limit=p.limit, offset=p.offset, count_only=p.count_only, order=p.order)
         result["source"] = source_record(conn, p.source_id)
+    result["refresh"] = freshness
     return result
 
 
@@ -105,10 +128,11 @@ def get_context(app: App, p: m.ContextInput) -> dict[str, Any]:
     """Canvas context: section headers, copies, ancestors, nodes, groups, edges and related nodes."""
     from bookmark_research.index.context import get_context as run
 
-    conn = _query_conn(app, p.source_id)
+    conn, freshness = _query_conn(app, p.source_id, p.refresh)
     with read_snapshot(conn):
         result = run(conn, p.source_id, section=p.section, group_id=p.group_id, item_id=p.item_id)
         result["source"] = source_record(conn, p.source_id)
+    result["refresh"] = freshness
     return result
 
 

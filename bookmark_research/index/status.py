@@ -75,5 +75,8 @@ def source_record(conn: sqlite3.Connection, source_id: str) -> dict[str, Any]:
         "last_sync": rec["last_sync"],
         "retained_missing_files": json.loads(rec["retained_missing_json"]),
         "aliases": aliases,
-        **extra,
+        "pending_files": extra.get("pending_files") or [],
+        "pending_since": extra.get("pending_since"),
+        "error": extra.get("error"),
+        "checked_at": extra.get("checked_at"),
     }

@@ -18,6 +18,7 @@ from bookmark_research.index.db import transaction
 from bookmark_research.index.status import require_source, source_counts
 from bookmark_research.index.writer import Progress, sha256_hex, sync_index
 from bookmark_research.sources import snapshots
+from bookmark_research.sources.live import observe
 from bookmark_research.sources.reader import PackageInput, read_input
 
 MODES = ("snapshot", "live")
@@ -209,11 +210,15 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
                      [(source_id, a) for a in aliases])
     package_dir = str(input_path) if mode == "live" else str(version_dir / "package")
     state = "current" if mode == "live" else "snapshot"
+    record: dict[str, Any] = {}
+    if mode == "live":  # what this ingest saw, so freshness checks can tell later edits apart
+        record = {"observed": observe(input_path, {p: sha256_hex(b) for p, b in files.items()}), "checked_at": stamp}
     conn.execute(
         "UPDATE sources SET mode=?, completeness=?, input_path=?, input_kind=?, package_path=?, version_id=?, "
-        "state=?, last_sync=?, retained_missing_json=? WHERE source_id=?",
+        "state=?, last_sync=?, retained_missing_json=?, record_json=? WHERE source_id=?",
         (mode, completeness, str(input_path), pkg.input_kind, package_dir, version_id, state, stamp,
-         json.dumps(report.retained_missing_files, ensure_ascii=False), source_id))
+         json.dumps(report.retained_missing_files, ensure_ascii=False), json.dumps(record, ensure_ascii=False),
+         source_id))
 
     warnings = pkg.warnings + report.warnings
     duplicates: list[str] = []
