@@ -97,7 +97,7 @@ def build_server(app: App, watch: Timing | None = None) -> MCPServer:
 
     def after(name: str) -> None:
         if name == "sync_package" and "watcher" in holder:
-            holder["watcher"].reload()
+            holder["watcher"].request_reload()
 
     tools = [_tool(op, app, lock, after) for op in all_operations().values()]
 

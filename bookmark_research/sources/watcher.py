@@ -25,7 +25,7 @@ from bookmark_research.core.app import App
 from bookmark_research.sources.live import HEARTBEAT, HEARTBEAT_SECONDS, Timing, git_dirs, refresh
 
 logger = logging.getLogger("bookmark_research.watcher")
-RELOAD_SECONDS = 30.0
+RELOAD_SECONDS = HEARTBEAT_SECONDS  # also re-reads the source list (new live sources from other processes)
 
 
 class _Touch(FileSystemEventHandler):
@@ -50,12 +50,15 @@ class SourceWatcher:
         self.only = set(sources or [])
         self.on_change = on_change
         self.observer: Any = None
-        self.watches: dict[str, list[Any]] = {}
+        self.watches: dict[str, list[tuple[Any, _Touch]]] = {}
+        self.identity: dict[str, Any] = {}
         self.roots: dict[str, Path] = {}
         self.due: dict[str, float] = {}
         self.last: dict[str, tuple[Any, ...]] = {}
         self.cond = threading.Condition()
         self.stopping = False
+        self.reload_now = False
+        self.next_reload = time.monotonic() + RELOAD_SECONDS
         self.thread: threading.Thread | None = None
         self.started_at = time.time()
 
@@ -112,30 +115,44 @@ class SourceWatcher:
                 self.roots[sid] = root
                 self.touch(sid, delay=0.0)
             self._ensure_watches(sid)
+        self._heartbeat()
 
     def _unwatch(self, sid: str) -> None:
-        for watch in self.watches.pop(sid, []):
+        # Remove only this source's handlers: two sources may share a parent folder's watch.
+        for watch, handler in self.watches.pop(sid, []):
             try:
-                self.observer.unschedule(watch)
+                self.observer.remove_handler_for_watch(handler, watch)
             except (KeyError, ValueError, OSError):
                 pass
 
     def _ensure_watches(self, sid: str) -> None:
+        """Watch the folder (recursively), its parent and its Git dir; re-arm when the folder was replaced.
+
+        A folder deleted and recreated (``git checkout``, an unzip over it) is a new inode whose events
+        the old watch never sees, so the watches are keyed by the folder's inode.
+        """
         root = self.roots[sid]
-        watching = self.watches.get(sid, [])
-        alive = [w for w in watching if Path(w.path).exists()]
-        if len(alive) == len(watching) and (len(watching) >= 2 or not root.is_dir()) and watching:
+        try:
+            identity: Any = root.stat().st_ino if root.is_dir() else None
+        except OSError:
+            identity = None
+        if sid in self.watches and self.identity.get(sid) == identity:
             return
         self._unwatch(sid)
-        watches = []
+        self.identity[sid] = identity
+        watches: list[tuple[Any, _Touch]] = []
+
+        def add(path: Path, recursive: bool, parent_only: bool = False) -> None:
+            handler = _Touch(self, sid, root, parent_only)
+            watches.append((self.observer.schedule(handler, str(path), recursive=recursive), handler))
+
         try:
             if root.parent.is_dir():
-                watches.append(self.observer.schedule(_Touch(self, sid, root, parent_only=True), str(root.parent),
-                                                      recursive=False))
-            if root.is_dir():
-                watches.append(self.observer.schedule(_Touch(self, sid, root), str(root), recursive=True))
+                add(root.parent, recursive=False, parent_only=True)
+            if identity is not None:
+                add(root, recursive=True)
                 for gitdir in git_dirs(root):
-                    watches.append(self.observer.schedule(_Touch(self, sid, root), str(gitdir), recursive=False))
+                    add(gitdir, recursive=False)
         except OSError as exc:
             logger.warning("cannot watch %s: %s", root, exc)
         self.watches[sid] = watches
@@ -152,29 +169,33 @@ class SourceWatcher:
             self.due[sid] = time.monotonic() + (self.timing.debounce if delay is None else delay)
             self.cond.notify_all()
 
-    def _run(self) -> None:
-        next_reload = time.monotonic() + RELOAD_SECONDS
-        next_beat = 0.0
-        while True:
-            with self.cond:
-                if self.stopping:
-                    return
+    def request_reload(self) -> None:
+        """Ask the scheduler thread to look for new or removed live sources now."""
+        with self.cond:
+            self.reload_now = True
+            self.cond.notify_all()
+
+    def _next(self) -> tuple[list[str], bool] | None:
+        """Wait for due sources (or a reload request); ``None`` once stopping."""
+        with self.cond:
+            while not self.stopping:
                 now = time.monotonic()
-                ready = [sid for sid, at in self.due.items() if at <= now]
-                for sid in ready:
-                    del self.due[sid]
-                if not ready:
-                    wake = min([*self.due.values(), next_reload, next_beat or now])
-                    self.cond.wait(timeout=max(0.0, min(wake - now, HEARTBEAT_SECONDS)))
-                    if not self.due or min(self.due.values()) > time.monotonic():
-                        ready = []
-            now = time.monotonic()
-            if now >= next_beat:
-                self._heartbeat()
-                next_beat = now + HEARTBEAT_SECONDS
-            if now >= next_reload:
+                ready = sorted(sid for sid, at in self.due.items() if at <= now)
+                if ready or self.reload_now or now >= self.next_reload:
+                    for sid in ready:
+                        del self.due[sid]
+                    reload, self.reload_now = self.reload_now or now >= self.next_reload, False
+                    return ready, reload
+                wake = min([*self.due.values(), self.next_reload])
+                self.cond.wait(timeout=max(0.01, wake - now))
+            return None
+
+    def _run(self) -> None:
+        while (step := self._next()) is not None:
+            ready, reload = step
+            if reload:
+                self.next_reload = time.monotonic() + RELOAD_SECONDS
                 self._safely(self.reload)
-                next_reload = now + RELOAD_SECONDS
             for sid in ready:
                 self._safely(lambda sid=sid: self._check(sid))
 
@@ -204,7 +225,7 @@ class SourceWatcher:
         path = self.app.data_dir / HEARTBEAT
         if not self.app.data_dir.is_dir():
             return
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps({**self.status(), "running": True, "started_at": self.started_at,
                                    "heartbeat_at": time.time()}), encoding="utf-8")
         os.replace(tmp, path)
