@@ -92,6 +92,7 @@ def test_happy_paths_return_structured_content_and_the_same_text(app, tmp_path):
     ("source_history", {"source_id": "d", "limit": 101}, "limit"),
     ("source_restore", {"source_id": "d"}, "version_id"),
     ("source_remove", {"source_id": "d", "confirm": "yes"}, "confirm"),
+    ("source_merge", {"source_id": "d"}, "into_source_id"),
     ("search_bookmarks", {"source_id": "d", "limit": 1001}, "limit"),
     ("search_bookmarks", {"source_id": "d", "limit": True}, "limit"),
     ("search_bookmarks", {"source_id": "d", "targets": "one"}, "targets"),
@@ -115,6 +116,7 @@ def test_invalid_arguments_are_rejected_before_any_work(app, name, args, field):
     ("source_history", {"source_id": "nope"}, "not_found"),
     ("source_restore", {"source_id": "d", "version_id": "v-nope"}, "not_found"),
     ("source_remove", {"source_id": "nope", "confirm": True}, "not_found"),
+    ("source_merge", {"source_id": "d", "into_source_id": "nope"}, "not_found"),
     ("search_bookmarks", {"source_id": "d", "section": "Z"}, "not_found"),
     ("get_context", {"source_id": "d", "group_id": "nope"}, "not_found"),
 ])

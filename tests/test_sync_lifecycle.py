@@ -490,3 +490,22 @@ def test_unknown_ids_are_clear_errors(core, demo):
         core.context("d", item_id="nope")
     with pytest.raises(BookmarkResearchError, match="unknown source_id"):
         core.search("nope")
+
+
+def test_merge_identical_sources(core, demo, tmp_path):
+    first = core.sync(demo)["source_id"]
+    copy = tmp_path / "copy"
+    shutil.copytree(demo, copy)
+    dup = core.sync(copy)["source_id"]
+    preview = core("source_merge", source_id=dup, into_source_id=first)
+    assert preview["status"] == "confirmation_required" and len(core("index_status")["sources"]) == 2
+    merged = core("source_merge", source_id=dup, into_source_id=first, confirm=True)
+    assert merged["status"] == "merged" and str(copy) in merged["aliases"]
+    assert [s["source_id"] for s in core("index_status")["sources"]] == [first]
+    assert core.sync(copy)["source_id"] == first  # the duplicate's folder now updates the survivor
+    other = tmp_path / "other"
+    shutil.copytree(demo, other)
+    (other / TEMP_PATH).unlink()
+    different = core.sync(other)["source_id"]
+    with pytest.raises(BookmarkResearchError, match="different content versions"):
+        core("source_merge", source_id=different, into_source_id=first, confirm=True)

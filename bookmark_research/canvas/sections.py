@@ -215,44 +215,55 @@ def _where(where: str | tuple[Any, int]) -> str:
 
 
 class _Walker:
-    """Depth-first walk that checks nodes and assigns positions, preorder, paths and metadata."""
+    """Depth-first walk that checks nodes and assigns positions, preorder, paths and metadata.
+
+    This loop runs once per bookmark (100k+ for a large browser tree), so it keeps lookups local.
+    """
 
     def __init__(self, section: ParsedSection, identity: dict[str, tuple[IdentityEntry, dict[str, Any]]] | None = None,
                  temporary: bool = False):
         self.section = section
         self.identity = identity or {}
         self.temporary = temporary
+        self.known = _TEMPORARY_KEYS if temporary else _PERMANENT_KEYS
+        self.items = section.items
         self.seen: set[str] = set()
-        self.where = self.section.file_path
+
+    def _invalid(self, raw: Any, where: str | tuple[Any, int]) -> InvalidInputError:
+        """The precise error for a node that failed the fast check, from its pydantic model."""
+        model = TemporaryItem if self.temporary else PermanentNode
+        node = raw if type(raw) is not dict else {k: v for k, v in raw.items() if k != "children"}
+        validate(model, node, self.section.file_path, _where(where))
+        return InvalidInputError(f"{self.section.file_path}: field {_where(where)}.children: must be a list")
 
     def walk(self, raw: Any, parent: str | None, position: int, path: list[str], depth: int,
              where: str | tuple[Any, int]) -> None:
         """Add ``raw`` and its subtree. ``where`` is its field path, or (parent's where, index), built on error."""
-        file_path = self.section.file_path
         if not _node_ok(raw, self.temporary):
-            model = TemporaryItem if self.temporary else PermanentNode
-            node = raw if type(raw) is not dict else {k: v for k, v in raw.items() if k != "children"}
-            validate(model, node, file_path, _where(where))
-            raise InvalidInputError(f"{file_path}: field {_where(where)}.children: must be a list")
+            raise self._invalid(raw, where)
+        file_path = self.section.file_path
         item_id: str = raw["id"]
         title: str = raw.get("title", "")
         url: str = raw.get("url", "")
-        children = raw.get("children") or []
+        children = raw.get("children")
+        metadata: dict[str, Any] = {}
+        tags: list[dict[str, Any]] = []
+        note, note_color = "", None
         if self.temporary:
             if raw.get("sectionId") not in (None, self.section.section_id):
                 raise InvalidInputError(f"{file_path}: field {_where(where)}.sectionId: {raw['sectionId']!r} is not the section id")
             is_bookmark = raw["type"] == "bookmark"
             if is_bookmark and not url:
                 raise InvalidInputError(f"{file_path}: field {_where(where)}.url: a bookmark needs a URL")
-            tags = _tags(raw.get("tags"), f"{file_path}: item {item_id}", self.section.warnings)
-            note, note_color = _note(raw.get("note"), raw.get("noteColor"))
-            metadata = {k: raw[k] for k in ("tags", "note", "noteColor") if k in raw}
+            if "tags" in raw or "note" in raw or "noteColor" in raw:
+                tags = _tags(raw.get("tags"), f"{file_path}: item {item_id}", self.section.warnings)
+                note, note_color = _note(raw.get("note"), raw.get("noteColor"))
+                metadata = {k: raw[k] for k in ("tags", "note", "noteColor") if k in raw}
         else:
             # A root may name a parent outside the export (the browser's invisible root); children may not lie.
-            if parent is not None and raw.get("parentId") not in (None, parent):
+            if parent is not None and raw.get("parentId", parent) != parent:
                 raise InvalidInputError(f"{file_path}: field {_where(where)}.parentId: disagrees with the tree position")
             is_bookmark = bool(url)
-            metadata, tags, note, note_color = {}, [], "", None
             entry = self.identity.get(item_id)
             if entry is not None:
                 model, metadata = entry
@@ -260,20 +271,29 @@ class _Walker:
                 note, note_color = _note(model.note, model.noteColor)
         if is_bookmark and children:
             raise InvalidInputError(f"{file_path}: field {_where(where)}.children: a bookmark cannot have children")
-        if item_id in self.seen:
+        seen = self.seen
+        if item_id in seen:
             raise InvalidInputError(f"{file_path}: field {_where(where)}.id: duplicate item id {item_id!r}")
-        self.seen.add(item_id)
-        items = self.section.items
-        known = _TEMPORARY_KEYS if self.temporary else _PERMANENT_KEYS
-        extra = {k: v for k, v in raw.items() if k not in known}
+        seen.add(item_id)
+        items = self.items
+        extra_keys = raw.keys() - self.known
+        if not extra_keys:
+            extra: dict[str, Any] = {}
+        elif len(extra_keys) == 1:  # typical: a browser's dateAdded
+            (key,) = extra_keys
+            extra = {key: raw[key]}
+        else:
+            extra = {k: v for k, v in raw.items() if k in extra_keys}
         row = ItemRow(item_id, parent, "bookmark" if is_bookmark else "folder", position, len(items), depth, title,
                       url, note, note_color, tags, path, extra, metadata,
                       parent is None and not is_bookmark and not title)
         items.append(row)
         if children:
             child_path = path + [title] if title else path
+            walk = self.walk
+            depth += 1
             for i, child in enumerate(children):
-                self.walk(child, item_id, i, child_path, depth + 1, (where, i))
+                walk(child, item_id, i, child_path, depth, (where, i))
         row.subtree_end = len(items) - 1
 
 

@@ -174,6 +174,20 @@ def source_remove(ctx: click.Context, source_id: str, confirm: bool, as_json: bo
     invoke(ctx, "source_remove", {"source_id": source_id, "confirm": confirm}, as_json, render.remove)
 
 
+@source.command("merge")
+@click.argument("source_id")
+@click.argument("into_source_id")
+@click.option("--confirm", is_flag=True, help="Actually merge (without it, only preview).")
+@json_option
+@click.pass_context
+def source_merge(ctx: click.Context, source_id: str, into_source_id: str, confirm: bool, as_json: bool) -> None:
+    """Fold duplicate SOURCE_ID into INTO_SOURCE_ID (same content; preview first)."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "source_merge", {"source_id": source_id, "into_source_id": into_source_id, "confirm": confirm},
+           as_json, render.merge)
+
+
 @cli.command()
 @click.argument("source_id")
 @click.argument("query", nargs=-1)
@@ -277,7 +291,8 @@ def watch(ctx: click.Context, sources: tuple[str, ...], debounce: float, deletio
         sys.stdout.flush()
 
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for signum in (signal.SIGINT, signal.SIGTERM):  # also when started in the background (SIGINT ignored)
+        signal.signal(signum, lambda *_: stop.set())
     try:
         watcher = SourceWatcher(ctx.find_root().params.get("data_dir"), Timing(debounce, deletion_grace),
                                 list(sources), report)
@@ -298,10 +313,7 @@ def watch(ctx: click.Context, sources: tuple[str, ...], debounce: float, deletio
         else:
             click.echo(f"Watching {len(watcher.roots)} live source(s); Ctrl-C to stop.")
         sys.stdout.flush()
-        while not stop.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
+        stop.wait()
     finally:
         watcher.stop()
         if as_json:

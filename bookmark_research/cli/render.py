@@ -100,6 +100,14 @@ def remove(r: dict[str, Any]) -> None:
                    f"{'deleted' if r['snapshot_removed'] else 'not found'}).")
 
 
+def merge(r: dict[str, Any]) -> None:
+    if r["status"] == "confirmation_required":
+        click.echo(r["impact"])
+    else:
+        click.echo(f"Merged {r['source_id']} into {r['into_source_id']}; its paths now sync into "
+                   f"{r['into_source_id']}: {', '.join(r['aliases'])}")
+
+
 def _result_line(n: int, row: dict[str, Any], width: int) -> None:
     kind = "" if row["item_type"] == "bookmark" else "[folder] "
     title = row["title"] or ("(untitled root)" if row.get("synthetic") else "(untitled)")

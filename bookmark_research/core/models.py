@@ -175,6 +175,20 @@ class RemoveInput(Input):
     confirm: bool = Field(False, description="Without it, only report what would be removed")
 
 
+class MergeInput(Input):
+    source_id: Text = Field(description="The duplicate, removed by the merge")
+    into_source_id: Text = Field(description="The survivor, which takes over the duplicate's paths")
+    confirm: bool = Field(False, description="Without it, only report what would happen")
+
+
+class MergeOutput(Output):
+    source_id: str
+    into_source_id: str
+    status: Literal["confirmation_required", "merged"]
+    aliases: list[str]
+    impact: str | None = None
+
+
 class RemoveOutput(Output):
     source_id: str
     status: Literal["confirmation_required", "removed"]

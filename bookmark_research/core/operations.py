@@ -81,6 +81,14 @@ def source_remove(app: App, p: m.RemoveInput) -> dict[str, Any]:
     return remove(app, p.source_id, p.confirm)
 
 
+@operation("source_merge", "source merge", m.MergeInput, m.MergeOutput, read_only=False)
+def source_merge(app: App, p: m.MergeInput) -> dict[str, Any]:
+    """Fold a duplicate source into one with identical content (preview unless confirm is true)."""
+    from bookmark_research.sources.manager import merge
+
+    return merge(app, p.source_id, p.into_source_id, p.confirm)
+
+
 def _query_conn(app: App, source_id: str, refresh: bool) -> tuple[sqlite3.Connection, dict[str, Any]]:
     """The connection for a query, after bringing a live source up to date unless ``refresh`` is false."""
     conn = app.connect(create=False)

@@ -9,6 +9,7 @@ import hashlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from bookmark_research.canvas.canvasfile import ParsedCanvas, memberships, parse_canvas
 from bookmark_research.canvas.layout import resolve_reference
@@ -224,49 +225,41 @@ def _resolve_anchors(conn: sqlite3.Connection, source_id: str, supplied: set[str
     return unresolved
 
 
-def _write_canvas(conn: sqlite3.Connection, source_id: str, canvas: ParsedCanvas) -> None:
-    old_nodes = {r[0]: r[1:] for r in conn.execute(
-        "SELECT node_id, canvas_path, position, raw_json FROM nodes WHERE source_id=?", (source_id,))}
-    seen = set()
-    for n in canvas.nodes:
-        seen.add(n.node_id)
-        raw = dumps(n.raw)
-        values = (canvas.file_path, n.node_type, n.position, n.file_ref, dumps(n.file_candidates), n.label, n.text,
-                  n.color, n.x, n.y, n.width, n.height, raw)
-        old = old_nodes.get(n.node_id)
-        if old is None:
-            conn.execute(
-                "INSERT INTO nodes (source_id, node_id, canvas_path, node_type, position, file_ref, file_candidates_json, "
-                "label, text, color, x, y, width, height, raw_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (source_id, n.node_id, *values))
-        elif old != (canvas.file_path, n.position, raw):
-            bump = 1 if old[2] != raw else 0
-            conn.execute(
-                "UPDATE nodes SET canvas_path=?, node_type=?, position=?, file_ref=?, file_candidates_json=?, label=?, "
-                "text=?, color=?, x=?, y=?, width=?, height=?, raw_json=?, revision=revision+? "
-                "WHERE source_id=? AND node_id=?", (*values, bump, source_id, n.node_id))
-    gone = [(source_id, nid) for nid in old_nodes.keys() - seen]
-    conn.executemany("DELETE FROM nodes WHERE source_id=? AND node_id=?", gone)
+def _diff_rows(conn: sqlite3.Connection, table: str, key: str, source_id: str,
+               rows: list[tuple[str, dict[str, Any]]]) -> None:
+    """Insert, update (revision + 1 when ``raw_json`` changed) or delete canvas rows by id.
 
-    old_edges = {r[0]: r[1:] for r in conn.execute(
-        "SELECT edge_id, canvas_path, position, raw_json FROM edges WHERE source_id=?", (source_id,))}
-    seen = set()
-    for e in canvas.edges:
-        seen.add(e.edge_id)
-        raw = dumps(e.raw)
-        values = (canvas.file_path, e.position, e.from_node, e.to_node, e.from_end, e.to_end, e.label, raw)
-        old = old_edges.get(e.edge_id)
-        if old is None:
-            conn.execute(
-                "INSERT INTO edges (source_id, edge_id, canvas_path, position, from_node, to_node, from_end, to_end, "
-                "label, raw_json) VALUES (?,?,?,?,?,?,?,?,?,?)", (source_id, e.edge_id, *values))
-        elif old != (canvas.file_path, e.position, raw):
-            bump = 1 if old[2] != raw else 0
-            conn.execute(
-                "UPDATE edges SET canvas_path=?, position=?, from_node=?, to_node=?, from_end=?, to_end=?, label=?, "
-                "raw_json=?, revision=revision+? WHERE source_id=? AND edge_id=?", (*values, bump, source_id, e.edge_id))
-    conn.executemany("DELETE FROM edges WHERE source_id=? AND edge_id=?",
-                     [(source_id, eid) for eid in old_edges.keys() - seen])
+    ``rows`` holds (id, columns); a row whose canvas path, position and raw JSON are unchanged is untouched.
+    """
+    old = {r[0]: r[1:] for r in conn.execute(
+        f"SELECT {key}, canvas_path, position, raw_json FROM {table} WHERE source_id=?", (source_id,))}
+    for row_id, values in rows:
+        before = old.get(row_id)
+        cols = list(values)
+        if before is None:
+            conn.execute(f"INSERT INTO {table} (source_id, {key}, {', '.join(cols)}) "
+                         f"VALUES ({', '.join('?' * (len(cols) + 2))})", (source_id, row_id, *values.values()))
+        elif before != (values["canvas_path"], values["position"], values["raw_json"]):
+            bump = int(before[2] != values["raw_json"])
+            conn.execute(f"UPDATE {table} SET {', '.join(c + '=?' for c in cols)}, revision=revision+? "
+                         f"WHERE source_id=? AND {key}=?", (*values.values(), bump, source_id, row_id))
+    seen = {row_id for row_id, _ in rows}
+    conn.executemany(f"DELETE FROM {table} WHERE source_id=? AND {key}=?",
+                     [(source_id, row_id) for row_id in old.keys() - seen])
+
+
+def _write_canvas(conn: sqlite3.Connection, source_id: str, canvas: ParsedCanvas) -> None:
+    path = canvas.file_path
+    _diff_rows(conn, "nodes", "node_id", source_id, [
+        (n.node_id, {"canvas_path": path, "node_type": n.node_type, "position": n.position, "file_ref": n.file_ref,
+                     "file_candidates_json": dumps(n.file_candidates), "label": n.label, "text": n.text,
+                     "color": n.color, "x": n.x, "y": n.y, "width": n.width, "height": n.height,
+                     "raw_json": dumps(n.raw)})
+        for n in canvas.nodes])
+    _diff_rows(conn, "edges", "edge_id", source_id, [
+        (e.edge_id, {"canvas_path": path, "position": e.position, "from_node": e.from_node, "to_node": e.to_node,
+                     "from_end": e.from_end, "to_end": e.to_end, "label": e.label, "raw_json": dumps(e.raw)})
+        for e in canvas.edges])
     conn.execute("DELETE FROM memberships WHERE source_id=?", (source_id,))
     conn.executemany("INSERT INTO memberships (source_id, group_id, node_id) VALUES (?, ?, ?)",
                      [(source_id, g, n) for g, n in memberships(canvas.nodes)])

@@ -262,7 +262,7 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
 
 def history(app: App, source_id: str, limit: int = 20, offset: int = 0) -> dict[str, Any]:
     conn = app.connect(create=False)
-    row = require_source(conn, source_id)
+    require_source(conn, source_id)
     current = conn.execute("SELECT version_id FROM sources WHERE source_id=?", (source_id,)).fetchone()[0]
     total = conn.execute("SELECT COUNT(*) FROM source_versions WHERE source_id=?", (source_id,)).fetchone()[0]
     versions = [
@@ -274,7 +274,6 @@ def history(app: App, source_id: str, limit: int = 20, offset: int = 0) -> dict[
             "FROM source_versions WHERE source_id=? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
             (source_id, limit, offset))
     ]
-    del row
     next_offset = offset + len(versions) if offset + len(versions) < total else None
     return {"source_id": source_id, "total": total, "limit": limit, "offset": offset, "next_offset": next_offset,
             "versions": versions}
@@ -317,9 +316,22 @@ def remove(app: App, source_id: str, confirm: bool = False) -> dict[str, Any]:
                 "snapshot_directory": str(snapshot_dir),
                 "impact": f"Deletes {impact['items']} items and {impact['versions']} snapshot versions of {source_id}; "
                           "the original package files are not touched. Repeat with --confirm / confirm=true."}
+    removed = _delete_source(app, conn, source_id)
+    return {"source_id": source_id, "status": "removed", "removed": impact, "aliases": aliases,
+            "snapshot_removed": removed}
+
+
+def _delete_source(app: App, conn: Any, source_id: str, first: Any = None) -> bool:
+    """Delete a source's rows and snapshots as one step (after ``first()``, inside the same transaction).
+
+    The snapshots are moved aside before the rows go and deleted only after the commit; if anything
+    fails they are put back. Returns whether a snapshot directory existed.
+    """
     aside = None
     try:
         with transaction(conn):
+            if first is not None:
+                first()
             aside = app.snapshots.retire(source_id)
             conn.execute("DELETE FROM sources WHERE source_id=?", (source_id,))
     except BaseException:
@@ -328,5 +340,39 @@ def remove(app: App, source_id: str, confirm: bool = False) -> dict[str, Any]:
         raise
     if aside is not None:
         snapshots.remove_tree(aside)
-    return {"source_id": source_id, "status": "removed", "removed": impact, "aliases": aliases,
-            "snapshot_removed": aside is not None}
+    return aside is not None
+
+
+def merge(app: App, source_id: str, into_source_id: str, confirm: bool = False) -> dict[str, Any]:
+    """Fold a duplicate source into another holding the same content version (preview unless confirm)."""
+    if source_id == into_source_id:
+        raise InvalidInputError("source merge needs two different source ids")
+    conn = app.connect(create=False)
+    require_source(conn, source_id)
+    require_source(conn, into_source_id)
+
+    def check() -> list[str]:
+        versions = dict(conn.execute("SELECT source_id, version_id FROM sources WHERE source_id IN (?, ?)",
+                                     (source_id, into_source_id)).fetchall())
+        if versions[source_id] != versions[into_source_id]:
+            raise ConflictError(
+                f"{source_id} and {into_source_id} hold different content versions; keep one explicitly with "
+                f"'source remove' instead of merging"
+            )
+        return [r[0] for r in conn.execute(
+            "SELECT input_path FROM source_aliases WHERE source_id=? UNION SELECT input_path FROM sources "
+            "WHERE source_id=? AND input_path IS NOT NULL ORDER BY 1", (source_id, source_id))]
+
+    aliases = check()
+    out = {"source_id": source_id, "into_source_id": into_source_id, "aliases": aliases}
+    if not confirm:
+        return {**out, "status": "confirmation_required",
+                "impact": f"{source_id} is removed; its {len(aliases)} path(s) then sync into {into_source_id}. "
+                          "Repeat with --confirm / confirm=true."}
+    def move_aliases() -> None:
+        out["aliases"] = check()  # re-checked inside the write transaction
+        conn.executemany("INSERT OR IGNORE INTO source_aliases (source_id, input_path) VALUES (?, ?)",
+                         [(into_source_id, a) for a in out["aliases"]])
+
+    _delete_source(app, conn, source_id, first=move_aliases)
+    return {**out, "status": "merged"}
