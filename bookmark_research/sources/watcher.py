@@ -53,7 +53,8 @@ class SourceWatcher:
         self.watches: dict[str, list[tuple[Any, _Touch]]] = {}
         self.identity: dict[str, Any] = {}
         self.roots: dict[str, Path] = {}
-        self.due: dict[str, float] = {}
+        self.due: dict[str, tuple[float, bool]] = {}  # source → (when to check, apply settled changes)
+        self.last_event: dict[str, float] = {}
         self.last: dict[str, tuple[Any, ...]] = {}
         self.cond = threading.Condition()
         self.stopping = False
@@ -165,8 +166,19 @@ class SourceWatcher:
     # --- scheduling ---------------------------------------------------------------------------
 
     def touch(self, sid: str, delay: float | None = None) -> None:
+        """Note activity on a source's folder.
+
+        The first event after a quiet spell gets an immediate look (which reports ``pending``); the
+        changes are applied once events have stopped for the debounce interval.
+        """
         with self.cond:
-            self.due[sid] = time.monotonic() + (self.timing.debounce if delay is None else delay)
+            now = time.monotonic()
+            self.last_event[sid] = now
+            scheduled = self.due.get(sid)
+            if delay is not None or scheduled is None:
+                self.due[sid] = (now + (delay or 0.0), False)
+            elif scheduled[1]:
+                self.due[sid] = (now + self.timing.debounce, True)
             self.cond.notify_all()
 
     def request_reload(self) -> None:
@@ -175,18 +187,18 @@ class SourceWatcher:
             self.reload_now = True
             self.cond.notify_all()
 
-    def _next(self) -> tuple[list[str], bool] | None:
-        """Wait for due sources (or a reload request); ``None`` once stopping."""
+    def _next(self) -> tuple[list[tuple[str, bool]], bool] | None:
+        """Wait for due checks (or a reload request); ``None`` once stopping."""
         with self.cond:
             while not self.stopping:
                 now = time.monotonic()
-                ready = sorted(sid for sid, at in self.due.items() if at <= now)
+                ready = sorted((sid, force) for sid, (at, force) in self.due.items() if at <= now)
                 if ready or self.reload_now or now >= self.next_reload:
-                    for sid in ready:
+                    for sid, _ in ready:
                         del self.due[sid]
                     reload, self.reload_now = self.reload_now or now >= self.next_reload, False
                     return ready, reload
-                wake = min([*self.due.values(), self.next_reload])
+                wake = min([*(at for at, _ in self.due.values()), self.next_reload])
                 self.cond.wait(timeout=max(0.01, wake - now))
             return None
 
@@ -196,8 +208,8 @@ class SourceWatcher:
             if reload:
                 self.next_reload = time.monotonic() + RELOAD_SECONDS
                 self._safely(self.reload)
-            for sid in ready:
-                self._safely(lambda sid=sid: self._check(sid))
+            for sid, force in ready:
+                self._safely(lambda sid=sid, force=force: self._check(sid, force))
 
     def _safely(self, fn: Callable[[], None]) -> None:
         try:
@@ -205,13 +217,21 @@ class SourceWatcher:
         except Exception as exc:  # keep watching; the next event retries
             logger.warning("watcher: %s: %s", type(exc).__name__, exc)
 
-    def _check(self, sid: str) -> None:
+    def _check(self, sid: str, force: bool) -> None:
         if sid not in self.roots:
             return
-        result = refresh(self.app, sid, timing=self.timing)
+        # ``force`` only after events have been quiet for the debounce interval: apply settled edits now
+        # (deletions still wait for their grace period inside refresh).
+        result = refresh(self.app, sid, timing=self.timing, force=force)
         self._ensure_watches(sid)
-        if result["state"] == "pending":  # look again when the debounce or the grace period ends
-            self.touch(sid, delay=min(self.timing.debounce, self.timing.deletion_grace) / 2 or 0.05)
+        if result["state"] == "pending":
+            with self.cond:
+                if sid not in self.due:
+                    now = time.monotonic()
+                    settled = self.last_event.get(sid, now) + self.timing.debounce
+                    retry = now + min(self.timing.debounce, self.timing.deletion_grace) / 2
+                    self.due[sid] = (max(settled, retry), True)
+                    self.cond.notify_all()
         key = (result["state"], result["version_id"], tuple(result["pending_files"]), result["error"])
         if self.last.get(sid) != key or result["performed"]:
             self.last[sid] = key
