@@ -62,6 +62,28 @@ def demo(tmp_path: Path) -> Path:
     return make_demo(tmp_path / "export")
 
 
+@pytest.fixture
+def app(tmp_path: Path) -> App:
+    with App(tmp_path / "data") as a:
+        yield a
+
+
+def mcp_call(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Call tools in order through the SDK's in-memory client."""
+    import anyio
+    from mcp import Client
+
+    async def go() -> list[Any]:
+        async with Client(server) as client:
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    return anyio.run(go)
+
+
+def mcp_payload(result: Any) -> dict[str, Any]:
+    return json.loads(result.content[0].text)
+
+
 def run_cli(*args: str, data_dir: Path | None = None, env: dict[str, str] | None = None,
             input: str | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("BOOKMARK_RESEARCH_")}

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,25 +15,9 @@ from bookmark_research.core.app import App
 from bookmark_research.core.registry import all_operations
 from bookmark_research.mcp.server import build_server
 from bookmark_research.sources.live import Timing
+from tests.conftest import mcp_call as _call
+from tests.conftest import mcp_payload as _payload
 from tests.packages import FIXTURES, TEMP_PATH, make_demo, read_json, write_json
-
-
-def _call(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async def go() -> list[Any]:
-        async with Client(server) as client:
-            return [await client.call_tool(name, args) for name, args in calls]
-
-    return anyio.run(go)
-
-
-def _payload(result: Any) -> dict[str, Any]:
-    return json.loads(result.content[0].text)
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> App:
-    with App(tmp_path / "data") as a:
-        yield a
 
 
 def test_tools_are_the_registry_with_closed_schemas(app):
@@ -44,7 +26,8 @@ def test_tools_are_the_registry_with_closed_schemas(app):
             return await client.list_tools()
 
     tools = {t.name: t for t in anyio.run(go).tools}
-    assert set(tools) == set(all_operations())
+    assert set(tools) == {name for name, op in all_operations().items() if op.mcp}
+    assert "set_setting" not in tools  # credentials are set from a terminal only
     for name, tool in tools.items():
         op = all_operations()[name]
         assert tool.input_schema.get("additionalProperties") is False, name

@@ -188,6 +188,34 @@ def source_merge(ctx: click.Context, source_id: str, into_source_id: str, confir
            as_json, render.merge)
 
 
+@cli.group()
+def config() -> None:
+    """Show or change settings (BOOKMARK_RESEARCH_CONFIG overrides the file's location)."""
+
+
+@config.command("show")
+@json_option
+@click.pass_context
+def config_show(ctx: click.Context, as_json: bool) -> None:
+    """Show the effective settings; credentials only as set/not set."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "get_settings", {}, as_json, render.settings)
+
+
+@config.command("set")
+@click.argument("key")
+@click.argument("value")
+@json_option
+@click.pass_context
+def config_set(ctx: click.Context, key: str, value: str, as_json: bool) -> None:
+    """Set KEY (dotted, e.g. direct.allow_private_networks) to VALUE (JSON or text; null resets)."""
+    from bookmark_research.cli import render
+    from bookmark_research.config.settings import parse_value
+
+    invoke(ctx, "set_setting", {"key": key, "value": parse_value(value)}, as_json, render.settings)
+
+
 @cli.command()
 @click.argument("source_id")
 @click.argument("query", nargs=-1)

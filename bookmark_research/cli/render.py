@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from typing import Any
 
@@ -184,3 +185,19 @@ def doctor(r: dict[str, Any]) -> None:
     if r["next_step"]:
         click.echo(f"next step: {r['next_step']}")
     click.echo("ready" if r["ready"] else "not ready")
+
+
+def settings(r: dict[str, Any]) -> None:
+    def walk(data: dict[str, Any], prefix: str = "") -> None:
+        for key, value in data.items():
+            if key == "credentials" and not prefix:
+                continue
+            if isinstance(value, dict):
+                walk(value, f"{prefix}{key}.")
+            else:
+                click.echo(f"{prefix}{key} = {json.dumps(value, ensure_ascii=False)}")
+
+    click.echo(f"# {r['path']}" + ("" if r["exists"] else " (not created yet: defaults)"))
+    walk(r["settings"])
+    for name, state in r["settings"]["credentials"].items():
+        click.echo(f"credentials.{name}: " + (f"set ({state['source']})" if state["configured"] else "not set"))

@@ -350,3 +350,28 @@ class DoctorOutput(Output):
     ready: bool
     problems: list[str]
     next_step: str | None
+
+
+# --- settings ---------------------------------------------------------------------------------
+
+
+class GetSettingsInput(Input):
+    pass
+
+
+class SettingsOutput(Output):
+    path: str
+    exists: bool
+    settings: JSON = Field(description="Effective settings; credentials only as configured/source, never values")
+    valid_keys: list[str]
+
+
+class UpdateSettingsInput(Input):
+    changes: dict[Annotated[str, StringConstraints(min_length=1, max_length=100)], Any] = Field(
+        min_length=1, max_length=50,
+        description="Dotted keys to new values, e.g. {\"direct.allow_private_networks\": true}; null resets")
+
+
+class SetSettingInput(Input):
+    key: Text
+    value: Any = None

@@ -187,4 +187,35 @@ def doctor(app: App, p: m.DoctorInput) -> dict[str, Any]:
             "problems": problems, "next_step": next_step}
 
 
+def _settings_view(settings: Any) -> dict[str, Any]:
+    from bookmark_research.config.settings import public_view, settings_path, valid_keys
+
+    path = settings_path()
+    return {"path": str(path), "exists": path.exists(), "settings": public_view(settings), "valid_keys": valid_keys()}
+
+
+@operation("get_settings", "config show", m.GetSettingsInput, m.SettingsOutput)
+def get_settings(app: App, p: m.GetSettingsInput) -> dict[str, Any]:
+    """Effective settings: provider order, timeouts, archive, direct-fetch policy; which credentials are set."""
+    from bookmark_research.config.settings import load
+
+    return _settings_view(load())
+
+
+@operation("update_settings", "config update", m.UpdateSettingsInput, m.SettingsOutput, read_only=False)
+def update_settings(app: App, p: m.UpdateSettingsInput) -> dict[str, Any]:
+    """Change settings by dotted key (credentials cannot be set this way); applies without a restart."""
+    from bookmark_research.config.settings import update
+
+    return _settings_view(update(p.changes, allow_credentials=False))
+
+
+@operation("set_setting", "config set", m.SetSettingInput, m.SettingsOutput, read_only=False, mcp=False)
+def set_setting(app: App, p: m.SetSettingInput) -> dict[str, Any]:
+    """Set one setting by dotted key from a terminal (credentials allowed; stored in a 0600 file)."""
+    from bookmark_research.config.settings import update
+
+    return _settings_view(update({p.key: p.value}, allow_credentials=True))
+
+
 __all__ = ["NotFoundError"]

@@ -22,16 +22,18 @@ class Operation:
     output_model: type[BaseModel]
     func: Callable[[App, Any], dict[str, Any]]
     read_only: bool = True
+    mcp: bool = True  # also offered as an MCP tool (false: terminal-only, e.g. setting credentials)
 
 
 OPERATIONS: dict[str, Operation] = {}
 
 
 def operation(name: str, cli: str, input_model: type[BaseModel], output_model: type[BaseModel], *,
-              read_only: bool = True) -> Callable[[Callable[[App, Any], dict[str, Any]]], Callable[[App, Any], dict[str, Any]]]:
+              read_only: bool = True, mcp: bool = True
+              ) -> Callable[[Callable[[App, Any], dict[str, Any]]], Callable[[App, Any], dict[str, Any]]]:
     def register(func: Callable[[App, Any], dict[str, Any]]) -> Callable[[App, Any], dict[str, Any]]:
         summary = (func.__doc__ or "").strip().splitlines()[0]
-        OPERATIONS[name] = Operation(name, cli, summary, input_model, output_model, func, read_only)
+        OPERATIONS[name] = Operation(name, cli, summary, input_model, output_model, func, read_only, mcp)
         return func
 
     return register

@@ -99,7 +99,7 @@ def build_server(app: App, watch: Timing | None = None) -> MCPServer:
         if name == "sync_package" and "watcher" in holder:
             holder["watcher"].request_reload()
 
-    tools = [_tool(op, app, lock, after) for op in all_operations().values()]
+    tools = [_tool(op, app, lock, after) for op in all_operations().values() if op.mcp]
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:

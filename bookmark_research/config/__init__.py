@@ -1,0 +1,1 @@
+"""User settings (provider order, timeouts, archive, direct-fetch policy) and credentials."""
