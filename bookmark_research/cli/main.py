@@ -231,12 +231,13 @@ def config_set(ctx: click.Context, key: str, value: str, as_json: bool) -> None:
 @click.option("--count-only", is_flag=True, help="Only totals.")
 @click.option("--order", type=click.Choice(["relevance", "tree"]), default="relevance", show_default=True)
 @click.option("--no-refresh", is_flag=True, help="Live sources: read the last index without checking the folder.")
+@click.option("--content", is_flag=True, help="Match the archived text of the bookmarked pages (see fetch-web).")
 @json_option
 @click.pass_context
 def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: tuple[str, ...], section: str | None,
            group_id: str | None, folder_id: str | None, tags: tuple[str, ...], tag_colors: tuple[str, ...],
            item_types: tuple[str, ...], limit: int, offset: int, count_only: bool, order: str, no_refresh: bool,
-           as_json: bool) -> None:
+           content: bool, as_json: bool) -> None:
     """Search a source's bookmarks (QUERY words form one target)."""
     from bookmark_research.cli import render
 
@@ -245,7 +246,22 @@ def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: 
         "source_id": source_id, "targets": all_targets, "section": section, "group_id": group_id,
         "folder_id": folder_id, "tags": list(tags), "tag_colors": list(tag_colors),
         "item_types": list(item_types) or None, "limit": limit, "offset": offset, "count_only": count_only,
-        "order": order, "refresh": not no_refresh}, as_json, render.search)
+        "order": order, "refresh": not no_refresh, "content": content}, as_json, render.search)
+
+
+@cli.command("search-archive")
+@click.argument("query")
+@click.option("--url", help="Only pages fetched from URLs containing this text.")
+@click.option("--limit", type=int, default=10, show_default=True)
+@click.option("--offset", type=int, default=0, show_default=True)
+@json_option
+@click.pass_context
+def search_archive(ctx: click.Context, query: str, url: str | None, limit: int, offset: int, as_json: bool) -> None:
+    """Search the text of archived pages (everything fetch-web has read)."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "search_archive", {"query": query, "url": url, "limit": limit, "offset": offset}, as_json,
+           render.archive)
 
 
 @cli.command()

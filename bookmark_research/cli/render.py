@@ -201,3 +201,17 @@ def settings(r: dict[str, Any]) -> None:
     walk(r["settings"])
     for name, state in r["settings"]["credentials"].items():
         click.echo(f"credentials.{name}: " + (f"set ({state['source']})" if state["configured"] else "not set"))
+
+
+def archive(r: dict[str, Any]) -> None:
+    width = _width()
+    click.echo(f"{r['total']} archived page(s) match {r['query']!r}")
+    for n, hit in enumerate(r["results"], r["offset"] + 1):
+        first = hit["occurrences"][0] if hit["occurrences"] else {}
+        click.echo(f"{n:>3}. {click.style(_cut(first.get('title') or first.get('url') or hit['sha256'], width - 6), bold=True)}")
+        for occ in hit["occurrences"][:3]:
+            click.echo(click.style(f"     {_cut(occ['url'], width - 40)}  {occ['provider']} {occ['retrieved_at']}", dim=True))
+        if hit["snippet"]:
+            click.echo(f"     {_cut(hit['snippet'], width - 5)}")
+    if r["next_offset"] is not None:
+        click.echo(f"… more: --offset {r['next_offset']}")

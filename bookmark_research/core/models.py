@@ -218,6 +218,7 @@ class SearchInput(Input):
     count_only: bool = False
     order: Literal["relevance", "tree"] = Field("relevance", description="BM25 relevance or the canvas tree order")
     refresh: bool = Field(True, description="Check a live source's folder first (false: read the last index as is)")
+    content: bool = Field(False, description="Match the archived text of the bookmarked pages instead of their fields")
 
     @field_validator("item_types")
     @classmethod
@@ -375,3 +376,32 @@ class UpdateSettingsInput(Input):
 class SetSettingInput(Input):
     key: Text
     value: Any = None
+
+
+# --- evidence ---------------------------------------------------------------------------------
+
+
+class SearchArchiveInput(Input):
+    query: Annotated[str, StringConstraints(min_length=1, max_length=500, pattern=r"^[^\x00]*\S[^\x00]*$")]
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = Field(
+        None, description="Only pages fetched from URLs containing this text")
+    limit: int = Field(10, ge=1, le=50)
+    offset: int = Field(0, ge=0, le=10_000_000)
+
+
+class ArchiveHit(Output):
+    sha256: str
+    characters: int
+    score: float
+    body_path: str
+    snippet: str | None
+    occurrences: list[JSON]
+
+
+class SearchArchiveOutput(Output):
+    query: str
+    total: int
+    limit: int
+    offset: int
+    next_offset: int | None
+    results: list[ArchiveHit]

@@ -125,7 +125,7 @@ def search_bookmarks(app: App, p: m.SearchInput) -> dict[str, Any]:
     with read_snapshot(conn):
         result = run(conn, p.source_id, targets=p.targets, section=p.section, group_id=p.group_id,
                      folder_id=p.folder_id, tags=p.tags, tag_colors=p.tag_colors, item_types=p.item_types,
-                     limit=p.limit, offset=p.offset, count_only=p.count_only, order=p.order)
+                     limit=p.limit, offset=p.offset, count_only=p.count_only, order=p.order, content=p.content)
         result["source"] = source_record(conn, p.source_id)
     result["refresh"] = freshness
     return result
@@ -185,6 +185,18 @@ def doctor(app: App, p: m.DoctorInput) -> dict[str, Any]:
             "data_dir": str(app.data_dir), "database": str(app.db_path), "database_exists": db_exists,
             "data_dir_writable": writable, "database_writable": db_writable, "ready": not problems,
             "problems": problems, "next_step": next_step}
+
+
+@operation("search_archive", "search-archive", m.SearchArchiveInput, m.SearchArchiveOutput)
+def search_archive(app: App, p: m.SearchArchiveInput) -> dict[str, Any]:
+    """BM25-ranked full-text search over archived page bodies, with snippets and where they came from."""
+    from bookmark_research.evidence.index import search_archive as run
+
+    conn = app.connect(create=False)
+    if conn is None:
+        return run(None, p.query, url=p.url, limit=p.limit, offset=p.offset)
+    with read_snapshot(conn):
+        return run(conn, p.query, url=p.url, limit=p.limit, offset=p.offset)
 
 
 def _settings_view(settings: Any) -> dict[str, Any]:

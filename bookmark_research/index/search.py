@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from bookmark_research.index.db import has_trigram
@@ -100,6 +101,42 @@ def _page(candidates: list[Candidate], order: str, limit: int, offset: int) -> t
         key = lambda c: (c[3], c[4], c[5])  # noqa: E731
     page = heapq.nsmallest(offset + limit, candidates, key=key)[offset:]
     return total, unique_urls, [(c[0], c[1]) for c in page]
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def _content_candidates(conn: sqlite3.Connection, scope: Scope, terms: list[str],
+                        pages: dict[str, str]) -> list[Candidate]:
+    """Bookmarks whose archived page (by requested, returned or canonical URL) contains every term."""
+    from bookmark_research.evidence.index import has_archive, page_match
+
+    if not has_archive(conn) or not terms:
+        return []
+    sql, params = page_match(terms)
+    best: dict[str, tuple[float, str]] = {}
+    for score, body, *urls in conn.execute(
+            f"SELECT m.score, p.body_path, u.requested_url, u.returned_url, u.canonical_url FROM ({sql}) m "
+            f"JOIN archive_pages p ON p.id = m.id JOIN archive_urls u ON u.page_id = m.id", params):
+        for url in urls:
+            if url and (url not in best or score < best[url][0]):
+                best[url] = (score, body)
+    if not best:
+        return []
+    where, scope_params = scope.sql()
+    rows = conn.execute(
+        f"SELECT i.pk, i.url, i.section_id, i.preorder, i.item_id FROM items i "
+        f"WHERE {where} AND i.url IN (SELECT value FROM json_each(?))", [*scope_params, json.dumps(list(best))])
+    out: list[Candidate] = []
+    for pk, url, section_id, preorder, item_id in rows:
+        score, body = best[url]
+        pages[url] = body
+        out.append((pk, score, url, section_id, preorder, item_id))
+    return out
 
 
 def _anchor_map(conn: sqlite3.Connection, source_id: str) -> dict[str, list[str]]:
@@ -206,6 +243,7 @@ def search_bookmarks(
     offset: int = 0,
     count_only: bool = False,
     order: str = "relevance",
+    content: bool = False,
 ) -> dict[str, Any]:
     item_types = item_types or ["bookmark"]
     scope = build_scope(conn, source_id, section=section, group_id=group_id, folder_id=folder_id, tags=tags,
@@ -220,10 +258,14 @@ def search_bookmarks(
     per_target: list[dict[str, Any]] = []
     union: dict[int, Candidate] = {}
     all_terms: list[str] = []
+    pages: dict[str, str] = {}  # content search: bookmark URL → archived body that matched
     for target in targets:
         terms = split_terms(target)
         all_terms.extend(terms)
-        candidates = _fetch(conn, _target_query(scope, terms, trigram, scored))
+        if content:
+            candidates = _content_candidates(conn, scope, terms, pages)
+        else:
+            candidates = _fetch(conn, _target_query(scope, terms, trigram, scored))
         total, unique_urls, rows = _page(candidates, effective_order, page_limit, offset)
         per_target.append({"target": target, "terms": terms, "total": total, "unique_urls": unique_urls,
                            "limit": page_limit, "offset": offset, "_rows": rows,
@@ -248,7 +290,11 @@ def search_bookmarks(
             row = dict(full[pk])
             if score:
                 row["score"] = round(-score, 6)
-            if terms:
+            if terms and content:
+                body = pages.get(row["url"])
+                text = highlight(_read(body), terms, width=160) if body else None
+                row["snippet"] = {"field": "page", "text": text} if text else None
+            elif terms:
                 row["snippet"] = _snippet(row, terms)
             out.append(row)
         return out
@@ -270,7 +316,7 @@ def search_bookmarks(
                         "tag_colors": tag_colors or [], "item_types": item_types},
         "match_mode": "literal_substring",
         "match_index": "fts5_trigram+fts5_chars+like" if trigram else "fts5_chars+like",
-        "searched_fields": list(SEARCH_FIELDS[:3]) + ["tags.text", "folder_path"],
+        "searched_fields": ["archived_page_text"] if content else list(SEARCH_FIELDS[:3]) + ["tags.text", "folder_path"],
         "counts": {"instances": total, "unique_urls": unique_urls, "note": COUNT_NOTE},
     }
     if scope.anchor_of:

@@ -1,0 +1,1 @@
+"""What was read: the content-addressed evidence archive and its full-text index."""

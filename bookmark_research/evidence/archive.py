@@ -1,0 +1,120 @@
+"""The evidence archive: every fetch's raw response, a manifest and content-addressed page bodies.
+
+Layout under the data directory::
+
+    archive/captures/<UTC timestamp>-<12 hex>/response.json   the provider's raw response, unchanged
+    archive/captures/<...>/manifest.json                      provider, request, per-page status, hashes
+    archive/pages/<sha256>.txt                                one file per distinct page body
+
+Captures are staged and renamed into place (atomic); bodies are written before the manifest;
+old captures are never overwritten. Each saved page is also indexed for :mod:`search`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from bookmark_research.core.app import App
+from bookmark_research.errors import StorageError
+from bookmark_research.evidence.index import index_capture
+from bookmark_research.index.db import transaction
+
+
+@dataclass
+class PageCapture:
+    """One requested URL as a provider answered it."""
+
+    requested_url: str
+    returned_url: str | None = None
+    title: str | None = None
+    text: str = ""
+    extraction_status: str = "extracted"  # extracted, not_found, login_required, access_challenge, ...
+    content_kind: str = "provider_extracted_text"
+    possibly_truncated: bool = False
+    error: str | None = None
+    error_kind: str | None = None
+    http_status: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def archive_dir(app: App) -> Path:
+    return app.data_dir / "archive"
+
+
+def save(app: App, *, provider: str, tool: str, request: dict[str, Any], response: Any,
+         pages: list[PageCapture], retrieved_at: str) -> dict[str, Any]:
+    """Store one provider response with its pages; returns the capture summary."""
+    root = archive_dir(app)
+    capture_id = f"{_stamp()}-{secrets.token_hex(6)}"
+    try:
+        (root / "pages").mkdir(parents=True, exist_ok=True)
+        (root / "captures").mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+    except OSError as exc:
+        raise StorageError(f"{root}: cannot write the evidence archive ({exc.strerror})") from None
+    try:
+        raw = response if isinstance(response, (bytes, bytearray)) else json.dumps(
+            response, ensure_ascii=False, indent=2).encode("utf-8")
+        (staging / "response.json").write_bytes(raw)
+        entries = []
+        for page in pages:
+            entry = asdict(page)
+            text = entry.pop("text")
+            entry["sha256"] = entry["body_file"] = None
+            entry["characters"] = len(text)
+            if text:
+                digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                body = root / "pages" / f"{digest}.txt"
+                if not body.exists() or hashlib.sha256(body.read_bytes()).hexdigest() != digest:
+                    _atomic_write(body, text.encode("utf-8"))
+                entry.update(sha256=digest, body_file=f"../../pages/{digest}.txt")
+            entries.append(entry)
+        manifest = {
+            "format": "bookmark-research-capture", "schema_version": 1, "capture_id": capture_id,
+            "archived_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "provider": provider, "tool": tool, "retrieved_at": retrieved_at, "request": request,
+            "response_file": "response.json", "response_sha256": hashlib.sha256(raw).hexdigest(),
+            "page_store": "content_addressed", "completeness": "unknown", "pages": entries,
+        }
+        (staging / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
+        target = root / "captures" / capture_id
+        os.replace(staging, target)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise StorageError(f"{root}: cannot write the evidence archive ({exc.strerror})") from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    conn = app.connect()
+    with transaction(conn):
+        index_capture(conn, manifest, {e["sha256"]: p.text for e, p in zip(entries, pages) if e["sha256"]},
+                      root)
+    return {"status": "saved", "capture_id": capture_id, "directory": str(target),
+            "manifest_path": str(target / "manifest.json"), "response_path": str(target / "response.json"),
+            "pages": [{"requested_url": e["requested_url"], "sha256": e["sha256"], "characters": e["characters"],
+                       "body_path": str(root / "pages" / f"{e['sha256']}.txt") if e["sha256"] else None}
+                      for e in entries]}

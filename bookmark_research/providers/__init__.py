@@ -1,0 +1,1 @@
+"""Web and scholarly providers behind one adapter interface, plus the keyless direct fetcher."""
