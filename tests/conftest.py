@@ -50,6 +50,15 @@ class Core:
         self.app = App(self.data_dir)
 
 
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the user's settings file or sees real provider keys."""
+    monkeypatch.setenv("BOOKMARK_RESEARCH_CONFIG", str(tmp_path / "isolated-config" / "settings.json"))
+    for name in ("EXA_API_KEY", "PARALLEL_API_KEY", "TAVILY_API_KEY", "JINA_API_KEY", "OPENALEX_API_KEY",
+                 "SEMANTIC_SCHOLAR_API_KEY", "NCBI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def core(tmp_path: Path) -> Core:
     c = Core(tmp_path / "data")
@@ -86,7 +95,8 @@ def mcp_payload(result: Any) -> dict[str, Any]:
 
 def run_cli(*args: str, data_dir: Path | None = None, env: dict[str, str] | None = None,
             input: str | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("BOOKMARK_RESEARCH_")}
+    full_env = {k: v for k, v in os.environ.items()
+                if not k.startswith("BOOKMARK_RESEARCH_") or k == "BOOKMARK_RESEARCH_CONFIG"}
     full_env.update(env or {})
     if data_dir is not None:
         full_env["BOOKMARK_RESEARCH_DATA_DIR"] = str(data_dir)

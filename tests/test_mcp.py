@@ -84,6 +84,11 @@ def test_happy_paths_return_structured_content_and_the_same_text(app, tmp_path):
     ("search_bookmarks", {"source_id": "d", "sql": "DROP TABLE items"}, "sql"),
     ("get_context", {"source_id": "d", "item": "x"}, "item"),
     ("doctor", {"verbose": True}, "verbose"),
+    ("fetch_web", {"urls": []}, "urls"),
+    ("fetch_web", {"urls": ["https://e.com/"], "max_characters": 10}, "max_characters"),
+    ("search_archive", {"query": ""}, "query"),
+    ("get_settings", {"x": 1}, "x"),
+    ("update_settings", {"changes": {}}, "changes"),
 ])
 def test_invalid_arguments_are_rejected_before_any_work(app, name, args, field):
     (result,) = _call(build_server(app), [(name, args)])
@@ -102,6 +107,8 @@ def test_invalid_arguments_are_rejected_before_any_work(app, name, args, field):
     ("source_merge", {"source_id": "d", "into_source_id": "nope"}, "not_found"),
     ("search_bookmarks", {"source_id": "d", "section": "Z"}, "not_found"),
     ("get_context", {"source_id": "d", "group_id": "nope"}, "not_found"),
+    ("fetch_web", {"urls": ["ftp://e.com/x"]}, "invalid_input"),
+    ("update_settings", {"changes": {"direct.max_bytes": 1}}, "invalid_input"),
 ])
 def test_runtime_failures_are_is_error_with_a_kind(app, tmp_path, name, args, kind):
     demo = make_demo(tmp_path / "export")
@@ -170,3 +177,10 @@ def test_stdio_server_subprocess(tmp_path):
     assert synced.structured_content["counts"]["bookmarks"] == 10
     assert found.structured_content["total"] == 3
     assert found.structured_content["results"][0]["snippet"]["text"]
+
+
+def test_failed_fetch_is_is_error_with_the_full_payload(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOKMARK_RESEARCH_CONFIG", str(tmp_path / "settings.json"))
+    (result,) = _call(build_server(app), [("fetch_web", {"urls": ["http://127.0.0.1:9/"], "provider": "direct"})])
+    assert result.is_error and result.structured_content["status"] == "error"
+    assert result.structured_content["pages"][0]["error_kind"] == "private_address"

@@ -64,6 +64,13 @@ def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bo
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
     elif render is not None:
         render(result)
+    from bookmark_research.core.registry import OPERATIONS
+
+    failure = OPERATIONS[name].failure
+    message = failure(result) if failure is not None else None
+    if message:
+        click.echo(f"error: {message}", err=True)
+        sys.exit(1)
     return result
 
 
@@ -247,6 +254,23 @@ def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: 
         "folder_id": folder_id, "tags": list(tags), "tag_colors": list(tag_colors),
         "item_types": list(item_types) or None, "limit": limit, "offset": offset, "count_only": count_only,
         "order": order, "refresh": not no_refresh, "content": content}, as_json, render.search)
+
+
+@cli.command("fetch-web")
+@click.argument("urls", nargs=-1, required=True)
+@click.option("--provider", help="Exactly one attempt with this provider (default: the fetch waterfall).")
+@click.option("--max-characters", type=int, help="Characters of text to return per page (100-100000).")
+@click.option("--raw", is_flag=True, help="Include the providers' raw responses.")
+@click.option("--no-archive", is_flag=True, help="Do not keep the pages in the evidence archive.")
+@json_option
+@click.pass_context
+def fetch_web(ctx: click.Context, urls: tuple[str, ...], provider: str | None, max_characters: int | None, raw: bool,
+              no_archive: bool, as_json: bool) -> None:
+    """Read pages through the provider waterfall and archive what was read."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "fetch_web", {"urls": list(urls), "provider": provider, "max_characters": max_characters,
+                              "raw": raw, "archive": False if no_archive else None}, as_json, render.fetched)
 
 
 @cli.command("search-archive")

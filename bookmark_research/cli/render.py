@@ -215,3 +215,20 @@ def archive(r: dict[str, Any]) -> None:
             click.echo(f"     {_cut(hit['snippet'], width - 5)}")
     if r["next_offset"] is not None:
         click.echo(f"… more: --offset {r['next_offset']}")
+
+
+def fetched(r: dict[str, Any]) -> None:
+    width = _width()
+    click.echo(f"{r['successful_url_count']}/{len(r['urls'])} page(s) read ({r['status']}; {r['mode']} over "
+               f"{', '.join(r['providers'])})")
+    for page in r["pages"]:
+        mark = click.style("ok", fg="green") if page["status"] == "ok" else click.style(page["status"], fg="red")
+        click.echo(f"[{mark}] {page['url']}")
+        if page["status"] == "ok":
+            click.echo(f"     {page['provider']}: {page['characters']} characters, {page['title'] or '(no title)'}")
+            click.echo(f"     {_cut(page['text'], width - 5)}")
+        else:
+            click.echo(f"     {page['extraction_status']}: {page['error'] or page['error_kind'] or 'no usable text'}")
+    for attempt in r["attempts"]:
+        if attempt["status"] == "error" and attempt.get("error"):
+            click.echo(click.style(f"     {attempt['provider']} failed: {attempt['error']}", dim=True))

@@ -405,3 +405,43 @@ class SearchArchiveOutput(Output):
     offset: int
     next_offset: int | None
     results: list[ArchiveHit]
+
+
+class FetchWebInput(Input):
+    urls: list[Annotated[str, StringConstraints(min_length=1, max_length=8192)]] = Field(min_length=1, max_length=8)
+    provider: Literal["exa", "parallel", "tavily", "jina", "direct"] | None = Field(
+        None, description="Exactly one attempt with this provider; omitted: the fetch waterfall from settings")
+    max_characters: int | None = Field(None, ge=100, le=100_000)
+    archive: bool | None = Field(None, description="Keep what was read in the evidence archive (default: settings)")
+    raw: bool = Field(False, description="Include the providers' raw responses")
+
+
+class FetchedPage(Output):
+    url: str
+    provider: str | None
+    status: Literal["ok", "unverified", "error"]
+    returned_url: str | None
+    title: str | None
+    extraction_status: str
+    content_kind: str
+    characters: int
+    possibly_truncated: bool
+    http_status: int | None
+    error: str | None
+    error_kind: str | None
+    text: str
+    capture_id: str | None
+    sha256: str | None
+    body_path: str | None
+
+
+class FetchWebOutput(Output):
+    mode: Literal["single", "waterfall"]
+    providers: list[str]
+    urls: list[str]
+    status: Literal["ok", "partial", "error"]
+    successful_url_count: int
+    unresolved_urls: list[str]
+    archive_enabled: bool
+    pages: list[FetchedPage]
+    attempts: list[JSON]

@@ -199,6 +199,22 @@ def search_archive(app: App, p: m.SearchArchiveInput) -> dict[str, Any]:
         return run(conn, p.query, url=p.url, limit=p.limit, offset=p.offset)
 
 
+def _fetch_failed(result: dict[str, Any]) -> str | None:
+    if result["status"] != "error":
+        return None
+    reasons = {f"{a['provider']}: {a['error']}" for a in result["attempts"] if a.get("error")}
+    reasons |= {p["error"] for p in result["pages"] if p.get("error")}
+    return "no page could be read: " + "; ".join(sorted(reasons) or ["no usable text"])
+
+
+@operation("fetch_web", "fetch-web", m.FetchWebInput, m.FetchWebOutput, read_only=False, failure=_fetch_failed)
+def fetch_web(app: App, p: m.FetchWebInput) -> dict[str, Any]:
+    """Read URLs through the provider waterfall (or one provider), archive them, say who supplied each page."""
+    from bookmark_research.evidence.fetch import fetch_web as run
+
+    return run(app, p.urls, p.provider, p.max_characters, p.archive, p.raw)
+
+
 def _settings_view(settings: Any) -> dict[str, Any]:
     from bookmark_research.config.settings import public_view, settings_path, valid_keys
 

@@ -23,17 +23,18 @@ class Operation:
     func: Callable[[App, Any], dict[str, Any]]
     read_only: bool = True
     mcp: bool = True  # also offered as an MCP tool (false: terminal-only, e.g. setting credentials)
+    failure: Callable[[dict[str, Any]], str | None] | None = None  # a complete result that still means failure
 
 
 OPERATIONS: dict[str, Operation] = {}
 
 
 def operation(name: str, cli: str, input_model: type[BaseModel], output_model: type[BaseModel], *,
-              read_only: bool = True, mcp: bool = True
+              read_only: bool = True, mcp: bool = True, failure: Callable[[dict[str, Any]], str | None] | None = None,
               ) -> Callable[[Callable[[App, Any], dict[str, Any]]], Callable[[App, Any], dict[str, Any]]]:
     def register(func: Callable[[App, Any], dict[str, Any]]) -> Callable[[App, Any], dict[str, Any]]:
         summary = (func.__doc__ or "").strip().splitlines()[0]
-        OPERATIONS[name] = Operation(name, cli, summary, input_model, output_model, func, read_only, mcp)
+        OPERATIONS[name] = Operation(name, cli, summary, input_model, output_model, func, read_only, mcp, failure)
         return func
 
     return register

@@ -62,6 +62,11 @@ def _tool(op: Operation, app: App, lock: threading.Lock, after: Callable[[str], 
             try:
                 result = run(app, op.name, arguments)
                 after(op.name)
+                message = op.failure(result.model_dump(mode="json")) if op.failure is not None else None
+                if message:  # a complete answer that still means failure: isError, same payload
+                    payload = result.model_dump(mode="json")
+                    return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+                                          structured_content=payload, is_error=True)
                 return result
             except BookmarkResearchError as exc:
                 logger.info("tool %s failed: %s", op.name, exc.kind)

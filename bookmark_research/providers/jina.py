@@ -1,0 +1,90 @@
+"""Jina Reader (``https://r.jina.ai/<url>``): page text as JSON; works without a key, faster with one.
+
+The key (``JINA_API_KEY``, environment or settings file) travels only in the Authorization header
+of a request to the fixed endpoint; redirects are refused and no proxy is taken from the
+environment for credentialed calls, so it cannot be forwarded anywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from bookmark_research.config.settings import Settings, credential
+from bookmark_research.evidence.archive import PageCapture
+from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError, classify_http
+from bookmark_research.providers.extract import MIN_CHARACTERS
+
+READER = "https://r.jina.ai/"
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+
+
+class JinaReader:
+    name = "jina"
+
+    def __init__(self, settings: Settings, transport: httpx.BaseTransport | None = None) -> None:
+        self.key = credential("JINA_API_KEY", settings)
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        self.client = httpx.Client(transport=transport, headers=headers, follow_redirects=False,
+                                   trust_env=not self.key,
+                                   timeout=httpx.Timeout(settings.timeout_seconds, connect=3.0))
+
+    def close(self) -> None:
+        self.client.close()
+
+    def fetch(self, urls: list[str], max_characters: int) -> FetchAttempt:
+        pages: list[PageCapture] = []
+        raw: list[Any] = []
+        for url in urls:
+            try:
+                data = self._read(url)
+            except ProviderError as exc:
+                raw.append({"url": url, **exc.to_dict()})
+                pages.append(PageCapture(url, extraction_status="provider_error", content_kind="unknown",
+                                         error=exc.message, error_kind=exc.kind, http_status=exc.http_status))
+                continue
+            raw.append(data)
+            body = data.get("data") if isinstance(data, dict) else None
+            if not isinstance(body, dict):
+                pages.append(PageCapture(url, extraction_status="provider_error", content_kind="unknown",
+                                         error="jina: unrecognised response", error_kind="result_format"))
+                continue
+            text = body.get("content") if isinstance(body.get("content"), str) else ""
+            status = "extracted" if len(text.strip()) >= MIN_CHARACTERS else (
+                "insufficient_content" if text.strip() else "no_extract")
+            pages.append(PageCapture(url, body.get("url") if isinstance(body.get("url"), str) else None,
+                                     body.get("title") if isinstance(body.get("title"), str) else None,
+                                     text[:max_characters], status, "provider_extracted_text",
+                                     len(text) > max_characters))
+        return FetchAttempt(self.name, "reader", {"urls": urls, "max_characters": max_characters}, pages,
+                            raw={"responses": raw})
+
+    def _read(self, url: str) -> dict[str, Any]:
+        try:
+            with self.client.stream("GET", READER + url) as response:
+                if response.is_redirect:
+                    raise ProviderError("http_error", f"jina HTTP {response.status_code} (redirect refused)",
+                                        http_status=response.status_code)
+                if response.status_code >= 400:
+                    raise classify_http("jina", response.status_code, response.headers.get("retry-after"))
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body.extend(chunk)
+                    if len(body) > MAX_RESPONSE_BYTES:
+                        raise ProviderError("response_too_large", "jina: response larger than 4 MiB")
+        except httpx.TimeoutException:
+            raise ProviderError("timeout", "jina: request timed out", retryable=True) from None
+        except httpx.HTTPError as exc:
+            raise ProviderError("connection_error", f"jina: request failed ({type(exc).__name__})",
+                                retryable=True) from None
+        try:
+            data = json.loads(bytes(body))
+        except ValueError:
+            raise ProviderError("result_format", "jina: response is not JSON") from None
+        if not isinstance(data, dict):
+            raise ProviderError("result_format", "jina: unrecognised response")
+        return data
