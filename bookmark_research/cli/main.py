@@ -273,6 +273,33 @@ def fetch_web(ctx: click.Context, urls: tuple[str, ...], provider: str | None, m
                               "raw": raw, "archive": False if no_archive else None}, as_json, render.fetched)
 
 
+@cli.command("search-web")
+@click.option("--target", "-t", "targets", multiple=True, required=True, help="A query (repeatable).")
+@click.option("--provider", "providers", multiple=True, type=click.Choice(["exa", "parallel", "tavily", "jina"]),
+              help="Only these providers, no fallback (repeatable).")
+@click.option("--limit", type=int, help="Results per target (1-20; default from settings).")
+@json_option
+@click.pass_context
+def search_web(ctx: click.Context, targets: tuple[str, ...], providers: tuple[str, ...], limit: int | None,
+               as_json: bool) -> None:
+    """Search the web through the configured providers; results fused per target."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "search_web", {"targets": [{"target": t, "query": t} for t in targets],
+                               "providers": list(providers) or None, "limit_per_target": limit}, as_json,
+           render.web_results)
+
+
+@cli.command("providers")
+@json_option
+@click.pass_context
+def providers_cmd(ctx: click.Context, as_json: bool) -> None:
+    """List providers, what they can do and which credentials are configured."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "search_providers", {}, as_json, render.providers)
+
+
 @cli.command("search-archive")
 @click.argument("query")
 @click.option("--url", help="Only pages fetched from URLs containing this text.")

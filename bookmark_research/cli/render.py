@@ -232,3 +232,30 @@ def fetched(r: dict[str, Any]) -> None:
     for attempt in r["attempts"]:
         if attempt["status"] == "error" and attempt.get("error"):
             click.echo(click.style(f"     {attempt['provider']} failed: {attempt['error']}", dim=True))
+
+
+def web_results(r: dict[str, Any]) -> None:
+    width = _width()
+    for target in r["targets"]:
+        click.echo(f"{click.style(target['target'], bold=True)}: {target['result_count']} result(s), {target['status']}")
+        for n, hit in enumerate(target["results"], 1):
+            click.echo(f"{n:>3}. {_cut(hit['title'], width - 6)}")
+            click.echo(click.style(f"     {_cut(hit['url'], width - 30)}  "
+                                   f"{', '.join(sorted({s['provider'] for s in hit['sources']}))}", dim=True))
+    for error in r["errors"]:
+        click.echo(click.style(f"{error['provider']} failed for {error['target']!r}: {error['error']}", fg="yellow"))
+    for skipped in r["routing"]["skipped_providers"]:
+        click.echo(click.style(f"{skipped['provider']} skipped: needs {', '.join(skipped['missing'])}", dim=True))
+
+
+def providers(r: dict[str, Any]) -> None:
+    rows = []
+    for p in r["providers"]:
+        state = p.get("credential_state") or {}
+        key = "-" if not p["credential"] else (f"{p['credential']} ({state.get('source')})" if state.get("configured")
+                                               else f"{p['credential']} not set")
+        can = ", ".join(k for k in ("search", "fetch") if p[k]) or "not implemented yet"
+        rows.append([p["provider"], p["transport"], can, key])
+    _table(rows, ["PROVIDER", "TRANSPORT", "CAN", "CREDENTIAL"])
+    click.echo(f"search: {', '.join(r['search_order']['providers'])} (fallback: "
+               f"{', '.join(r['search_order']['fallback_providers']) or 'none'}); fetch: {', '.join(r['fetch_order'])}")

@@ -45,8 +45,8 @@ class SearchSettings(_Section):
 
 
 class FetchSettings(_Section):
-    # exa/parallel/tavily fetching arrives with the remote-provider adapters; until then jina and direct.
-    providers: list[FetchProvider] = Field(default_factory=lambda: ["jina", "direct"], min_length=1, max_length=5)
+    providers: list[FetchProvider] = Field(default_factory=lambda: ["exa", "parallel", "jina", "direct"],
+                                           min_length=1, max_length=5)
     max_characters: int = Field(12_000, ge=100, le=100_000)
 
     _check = field_validator("providers")(_unique)

@@ -445,3 +445,38 @@ class FetchWebOutput(Output):
     archive_enabled: bool
     pages: list[FetchedPage]
     attempts: list[JSON]
+
+
+class WebTarget(Input):
+    target: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"\S")]
+    query: Annotated[str, StringConstraints(min_length=1, max_length=2000, pattern=r"\S")]
+
+
+class SearchWebInput(Input):
+    targets: list[WebTarget] = Field(min_length=1, max_length=12)
+    providers: list[Literal["exa", "parallel", "tavily", "jina"]] | None = Field(
+        None, min_length=1, max_length=4, description="Only these providers, no fallback (default: settings)")
+    limit_per_target: int | None = Field(None, ge=1, le=20)
+
+
+class SearchWebOutput(Output):
+    targets: list[JSON]
+    batches: list[JSON]
+    routing: JSON
+    unresolved_queries: list[JSON]
+    successful_provider_count: int
+    providers: list[str]
+    limit_per_target: int
+    ranking: JSON
+    errors: list[JSON]
+
+
+class ProvidersInput(Input):
+    pass
+
+
+class ProvidersOutput(Output):
+    providers: list[JSON]
+    search_order: JSON
+    fetch_order: list[str]
+    note: str

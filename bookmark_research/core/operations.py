@@ -215,6 +215,30 @@ def fetch_web(app: App, p: m.FetchWebInput) -> dict[str, Any]:
     return run(app, p.urls, p.provider, p.max_characters, p.archive, p.raw)
 
 
+def _search_failed(result: dict[str, Any]) -> str | None:
+    if result["successful_provider_count"]:
+        return None
+    reasons = sorted({e['error'] for e in result['errors']})
+    skipped = [f"{s['provider']}: needs {', '.join(s['missing'])}" for s in result["routing"]["skipped_providers"]]
+    return "no search provider succeeded: " + "; ".join(reasons + skipped or ["no provider was available"])
+
+
+@operation("search_web", "search-web", m.SearchWebInput, m.SearchWebOutput, failure=_search_failed)
+def search_web(app: App, p: m.SearchWebInput) -> dict[str, Any]:
+    """Web search: primary providers concurrently, fallbacks for unresolved queries, results fused per target (RRF)."""
+    from bookmark_research.providers.websearch import search_web as run
+
+    return run([t.model_dump() for t in p.targets], p.providers, p.limit_per_target)
+
+
+@operation("search_providers", "providers", m.ProvidersInput, m.ProvidersOutput)
+def search_providers(app: App, p: m.ProvidersInput) -> dict[str, Any]:
+    """What each provider can do here and which credentials are configured (never their values)."""
+    from bookmark_research.providers.catalog import describe
+
+    return describe()
+
+
 def _settings_view(settings: Any) -> dict[str, Any]:
     from bookmark_research.config.settings import public_view, settings_path, valid_keys
 

@@ -33,8 +33,11 @@ def make_fetcher(name: str, settings: Settings) -> Any:
         from bookmark_research.providers.jina import JinaReader
 
         return JinaReader(settings)
-    raise ProviderError("unsupported_provider",
-                        f"{name}: fetching through {name} is not available in this version; use jina or direct")
+    if name in ("exa", "parallel", "tavily"):
+        from bookmark_research.providers.remote_mcp import RemoteMCP
+
+        return RemoteMCP(name, settings)
+    raise ProviderError("unsupported_provider", f"{name}: unknown fetch provider")
 
 
 def _attempt(name: str, urls: list[str], max_characters: int, settings: Settings) -> FetchAttempt:

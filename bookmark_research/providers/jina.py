@@ -88,3 +88,48 @@ class JinaReader:
         if not isinstance(data, dict):
             raise ProviderError("result_format", "jina: unrecognised response")
         return data
+
+
+SEARCH = "https://s.jina.ai/"
+
+
+class JinaSearch:
+    """Jina Search (``https://s.jina.ai/?q=``); needs ``JINA_API_KEY``."""
+
+    name = "jina"
+    required_credential = "JINA_API_KEY"
+
+    def __init__(self, settings: Settings, transport: httpx.BaseTransport | None = None) -> None:
+        self.key = credential("JINA_API_KEY", settings)
+        if not self.key:
+            raise ProviderError("authentication_required", "jina search requires JINA_API_KEY")
+        self.client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False,
+                                   headers={"User-Agent": USER_AGENT, "Accept": "application/json",
+                                            "Authorization": f"Bearer {self.key}"},
+                                   timeout=httpx.Timeout(settings.timeout_seconds, connect=3.0))
+
+    def close(self) -> None:
+        self.client.close()
+
+    def search(self, query: str, limit: int) -> list[dict[str, Any]]:
+        try:
+            response = self.client.get(SEARCH, params={"q": query})
+        except httpx.TimeoutException:
+            raise ProviderError("timeout", "jina: search timed out", retryable=True) from None
+        except httpx.HTTPError as exc:
+            raise ProviderError("connection_error", f"jina: request failed ({type(exc).__name__})",
+                                retryable=True) from None
+        if response.status_code >= 300:
+            raise classify_http("jina", response.status_code, response.headers.get("retry-after"))
+        if len(response.content) > MAX_RESPONSE_BYTES:
+            raise ProviderError("response_too_large", "jina: response larger than 4 MiB")
+        try:
+            data = response.json()
+        except ValueError:
+            raise ProviderError("result_format", "jina: search response is not JSON") from None
+        rows = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise ProviderError("result_format", "jina: unrecognised search response")
+        return [{"url": r.get("url"), "title": r.get("title"),
+                 "snippet": r.get("description") or (r.get("content") or "")[:500]}
+                for r in rows[:limit] if isinstance(r, dict)]

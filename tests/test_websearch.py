@@ -1,0 +1,111 @@
+"""search_web and remote-MCP fetching against loopback MCP servers built with the SDK; Jina search via respx."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+import respx
+
+import bookmark_research.providers.remote_mcp as remote_mcp
+import bookmark_research.providers.websearch as websearch
+from bookmark_research.config.settings import update
+from bookmark_research.mcp.server import build_server
+from tests.conftest import cli_json, mcp_call, run_cli
+from tests.remote_providers import SEEN, RemoteProviders
+
+CANARY = "exa-canary-key-9d2f41"
+
+
+@pytest.fixture(scope="module")
+def servers():
+    with RemoteProviders() as running:
+        yield running
+
+
+@pytest.fixture
+def remote(servers, monkeypatch):
+    monkeypatch.setattr(remote_mcp, "ENDPOINTS", {**remote_mcp.ENDPOINTS, **servers.endpoints,
+                                                  "parallel": "http://127.0.0.1:9/mcp"})
+    monkeypatch.setattr(websearch, "_cooldowns", {})
+    SEEN.clear()
+    return servers
+
+
+def test_rrf_fusion_over_primaries_with_failures_reported(core, remote):
+    update({"search.providers": ["exa", "tavily", "parallel"], "search.fallback_providers": []},
+           allow_credentials=False)
+    out = core("search_web", targets=[{"target": "rrf", "query": "rank fusion"}], limit_per_target=3)
+    target = out["targets"][0]
+    assert target["status"] == "partial" and target["providers"] == ["exa", "tavily"]
+    shared = next(h for h in target["results"] if h["canonical_url"] == "https://shared.example/page")
+    assert shared["provider_count"] == 2 and target["results"][0] is not None
+    assert [h["rrf_score"] for h in target["results"]] == sorted((h["rrf_score"] for h in target["results"]),
+                                                                 reverse=True)
+    parallel = next(b for b in out["batches"] if b["provider"] == "parallel")
+    assert parallel["status"] == "error" and parallel["error_kind"] == "connection_error" and parallel["results"] == []
+    assert out["successful_provider_count"] == 2
+    assert SEEN["exa"][0] == {"tool": "web_search_exa", "query": "rank fusion", "numResults": 3}
+
+
+def test_fallback_only_for_unresolved_queries(core, remote):
+    update({"search.providers": ["exa"], "search.fallback_providers": ["tavily"]}, allow_credentials=False)
+    out = core("search_web", targets=[{"target": "ok", "query": "works"}, {"target": "bad", "query": "boom"}])
+    assert out["routing"]["fallback_triggered"] is True
+    assert [q["query"] for q in SEEN["tavily"]] == ["boom"]  # the resolved query did not fall back
+    assert {t["target"]: t["status"] for t in out["targets"]} == {"ok": "ok", "bad": "partial"}
+
+
+def test_quota_cooldown_and_total_failure(core, remote, tmp_path):
+    update({"search.providers": ["tavily"], "search.fallback_providers": []}, allow_credentials=False)
+    first = core("search_web", targets=[{"target": "q", "query": "quota please"}])
+    batch = first["batches"][0]
+    assert batch["error_kind"] == "quota_exhausted" and batch["retry_after_seconds"] == 30
+    again = core("search_web", targets=[{"target": "q", "query": "anything"}])
+    assert again["batches"][0].get("skipped_due_to_cooldown") is True and len(SEEN["tavily"]) == 1
+    (result,) = mcp_call(build_server(core.app), [("search_web", {"targets": [{"target": "q", "query": "x"}]})])
+    assert result.is_error and result.structured_content["successful_provider_count"] == 0
+
+
+def test_jina_search_needs_a_key_and_is_skipped_without(core):
+    update({"search.providers": ["jina"], "search.fallback_providers": []}, allow_credentials=False)
+    out = core("search_web", targets=[{"target": "t", "query": "q"}])
+    assert out["batches"][0]["error_kind"] == "authentication_required"
+    update({"search.providers": ["exa"], "search.fallback_providers": ["jina"]}, allow_credentials=False)
+
+
+@respx.mock
+def test_jina_search_with_key(core, monkeypatch):
+    monkeypatch.setenv("JINA_API_KEY", CANARY)
+    route = respx.get("https://s.jina.ai/").mock(return_value=httpx.Response(200, json={"data": [
+        {"title": "A", "url": "https://a.example/", "description": "first"},
+        {"title": "Bad", "url": "javascript:alert(1)"}]}))
+    out = core("search_web", targets=[{"target": "t", "query": "q w"}], providers=["jina"])
+    assert [h["url"] for h in out["targets"][0]["results"]] == ["https://a.example/"]
+    request = route.calls[0].request
+    assert request.url.params["q"] == "q w" and request.headers["authorization"] == f"Bearer {CANARY}"
+    assert CANARY not in json.dumps(out)
+
+
+def test_remote_fetch_waterfall_and_secrets(core, remote, monkeypatch):
+    monkeypatch.setenv("EXA_API_KEY", CANARY)
+    update({"fetch.providers": ["exa", "parallel"]}, allow_credentials=False)
+    out = core("fetch_web", urls=["https://a.example/doc", "https://a.example/missing"], max_characters=5000)
+    pages = {p["url"]: p for p in out["pages"]}
+    assert pages["https://a.example/doc"]["provider"] == "exa" and pages["https://a.example/doc"]["status"] == "ok"
+    assert pages["https://a.example/missing"]["status"] != "ok"
+    parallel = next(a for a in out["attempts"] if a["provider"] == "parallel")
+    assert parallel["urls"] == ["https://a.example/missing"] and parallel["error_kind"] == "connection_error"
+    archived = "".join(p.read_text() for p in (core.data_dir / "archive").rglob("*.json"))
+    assert "web_fetch_exa" in archived and CANARY not in archived + json.dumps(out)
+
+
+def test_cli_search_web_and_providers(tmp_path, remote):
+    env = {"BOOKMARK_RESEARCH_CONFIG": str(tmp_path / "cfg.json")}
+    proc = run_cli("search-web", "--target", "rank fusion", "--provider", "jina", env=env, data_dir=tmp_path)
+    assert proc.returncode == 1 and "JINA_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
+    listed = cli_json("providers", data_dir=tmp_path, env={**env, "EXA_API_KEY": CANARY})
+    exa = next(p for p in listed["providers"] if p["provider"] == "exa")
+    assert exa["credential_state"] == {"configured": True, "source": "environment"}
+    assert CANARY not in json.dumps(listed)
