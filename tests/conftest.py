@@ -54,6 +54,10 @@ class Core:
 def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads or writes the user's settings file or sees real provider keys."""
     monkeypatch.setenv("BOOKMARK_RESEARCH_CONFIG", str(tmp_path / "isolated-config" / "settings.json"))
+    import bookmark_research.providers.remote_mcp as remote_mcp
+
+    # No test may reach a real provider: remote MCP endpoints point at a closed loopback port.
+    monkeypatch.setattr(remote_mcp, "ENDPOINTS", {name: "http://127.0.0.1:9/mcp" for name in remote_mcp.ENDPOINTS})
     for name in ("EXA_API_KEY", "PARALLEL_API_KEY", "TAVILY_API_KEY", "JINA_API_KEY", "OPENALEX_API_KEY",
                  "SEMANTIC_SCHOLAR_API_KEY", "NCBI_API_KEY"):
         monkeypatch.delenv(name, raising=False)

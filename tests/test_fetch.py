@@ -136,9 +136,10 @@ def test_jina_timeout_bad_json_and_redirect(core):
     assert [p["error_kind"] for p in out["pages"]] == ["timeout", "result_format", "http_error"]
 
 
-def test_unimplemented_provider_is_reported_not_silent(core):
-    out = core("fetch_web", urls=["https://example.com/"], provider="exa")
-    assert out["status"] == "error" and out["attempts"][0]["error_kind"] == "unsupported_provider"
+def test_unreachable_provider_is_a_failure_not_an_empty_result(core):
+    out = core("fetch_web", urls=["https://example.com/"], provider="exa")  # conftest points exa at a closed port
+    assert out["status"] == "error" and out["attempts"][0]["error_kind"] == "connection_error"
+    assert out["pages"][0]["status"] == "error" and out["pages"][0]["error_kind"] == "connection_error"
 
 
 def test_later_failure_never_erases_text(core, site):
