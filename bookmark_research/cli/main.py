@@ -290,6 +290,49 @@ def search_web(ctx: click.Context, targets: tuple[str, ...], providers: tuple[st
            render.web_results)
 
 
+@cli.command("literature")
+@click.argument("query")
+@click.option("--provider", "providers", multiple=True,
+              type=click.Choice(["openalex", "semantic_scholar", "crossref", "pubmed", "arxiv"]))
+@click.option("--mode", type=click.Choice(["auto", "topic", "title", "doi", "review", "systematic_review"]),
+              default="auto", show_default=True)
+@click.option("--limit", "total_limit", type=int, default=100, show_default=True, help="Records after dedupe.")
+@click.option("--per-provider-limit", type=int)
+@click.option("--from-year", type=int)
+@click.option("--to-year", type=int)
+@json_option
+@click.pass_context
+def literature(ctx: click.Context, query: str, providers: tuple[str, ...], mode: str, total_limit: int,
+               per_provider_limit: int | None, from_year: int | None, to_year: int | None, as_json: bool) -> None:
+    """Search scholarly literature (deduplicated by DOI, then title + year)."""
+    from bookmark_research.cli import render
+
+    invoke(ctx, "literature_search", {"query": query, "providers": list(providers) or None, "mode": mode,
+                                      "total_limit": total_limit, "per_provider_limit": per_provider_limit,
+                                      "from_year": from_year, "to_year": to_year}, as_json, render.literature)
+
+
+@cli.command("search-plan")
+@click.argument("query")
+@click.option("--platform")
+@click.option("--native-tool", "native_search_tools", multiple=True, help="A search tool the host agent has.")
+@click.option("--include-working-papers", is_flag=True)
+@click.option("--from-year", type=int)
+@click.option("--to-year", type=int)
+@click.option("--offline", is_flag=True)
+@json_option
+@click.pass_context
+def search_plan_cmd(ctx: click.Context, query: str, platform: str | None, native_search_tools: tuple[str, ...],
+                    include_working_papers: bool, from_year: int | None, to_year: int | None, offline: bool,
+                    as_json: bool) -> None:
+    """Plan provider and native searches for a question, without running any."""
+    invoke(ctx, "search_plan", {"query": query, "platform": platform,
+                                "native_search_available": bool(native_search_tools),
+                                "native_search_tools": list(native_search_tools),
+                                "include_working_papers": include_working_papers, "from_year": from_year,
+                                "to_year": to_year, "offline": offline}, True)
+
+
 @cli.command("providers")
 @json_option
 @click.pass_context

@@ -259,3 +259,17 @@ def providers(r: dict[str, Any]) -> None:
     _table(rows, ["PROVIDER", "TRANSPORT", "CAN", "CREDENTIAL"])
     click.echo(f"search: {', '.join(r['search_order']['providers'])} (fallback: "
                f"{', '.join(r['search_order']['fallback_providers']) or 'none'}); fetch: {', '.join(r['fetch_order'])}")
+
+
+def literature(r: dict[str, Any]) -> None:
+    width = _width()
+    click.echo(f"{r['total']} record(s) for {r['query']!r} ({r['status']}; {'; '.join(r['routing']['reasons'])})")
+    for n, rec in enumerate(r["records"], 1):
+        authors = ", ".join(a for a in rec["authors"][:3] if a) + (" et al." if len(rec["authors"]) > 3 else "")
+        click.echo(f"{n:>3}. {click.style(_cut(rec['title'] or '(untitled)', width - 6), bold=True)}")
+        click.echo(click.style(f"     {rec['year'] or '----'} {_cut(authors, 40)} · {rec['venue'] or ''} · "
+                               f"{rec['doi'] or rec['url'] or ''} [{', '.join(rec['providers'])}]", dim=True))
+    for d in r["diagnostics"]["providers"]:
+        if d["status"] != "ok":
+            click.echo(click.style(f"{d['provider']}: {d['status']} — {d.get('error') or 'needs ' + ', '.join(d.get('missing', []))}",
+                                   fg="yellow"))

@@ -480,3 +480,65 @@ class ProvidersOutput(Output):
     search_order: JSON
     fetch_order: list[str]
     note: str
+
+
+Scholarly = Literal["openalex", "semantic_scholar", "crossref", "pubmed", "arxiv"]
+Year = Annotated[int, Field(ge=1500, le=2100)]
+
+
+class LiteratureInput(Input):
+    query: Annotated[str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S")]
+    providers: list[Scholarly] | None = Field(None, min_length=1, max_length=5)
+    mode: Literal["auto", "topic", "title", "doi", "review", "systematic_review"] = "auto"
+    per_provider_limit: int | None = Field(None, ge=1, le=200, description="Default 25; 50 for review modes")
+    total_limit: int = Field(100, ge=1, le=1000)
+    from_year: Year | None = None
+    to_year: Year | None = None
+
+
+class LiteratureRecord(Output):
+    id: str | None
+    title: str | None
+    authors: list[str | None]
+    year: int | None
+    venue: str | None
+    doi: str | None
+    url: str | None
+    abstract: str | None
+    providers: list[str]
+    ids: dict[str, str | None]
+    retrieved_at: str
+
+
+class LiteratureOutput(Output):
+    query: str
+    mode: str
+    status: Literal["ok", "warning", "error"]
+    total: int
+    records: list[LiteratureRecord]
+    routing: JSON
+    diagnostics: JSON
+    per_provider_limit: int
+    total_limit: int
+    dedupe: str
+
+
+class SearchPlanInput(Input):
+    query: Annotated[str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S")]
+    platform: Text | None = None
+    native_search_available: bool = False
+    native_search_tools: list[Text] = Field(default_factory=list, max_length=20)
+    include_working_papers: bool = False
+    from_year: Year | None = None
+    to_year: Year | None = None
+    offline: bool = Field(False, description="Plan without any provider calls")
+
+
+class SearchPlanOutput(Output):
+    query: str
+    search_execution_mode: Literal["hybrid_search", "provider_connected", "native_only", "strategy_only"]
+    routing: JSON
+    provider_queries: list[JSON]
+    native_queries: list[JSON]
+    merge_policy: JSON
+    limitations: list[str]

@@ -239,6 +239,31 @@ def search_providers(app: App, p: m.ProvidersInput) -> dict[str, Any]:
     return describe()
 
 
+def _literature_failed(result: dict[str, Any]) -> str | None:
+    if result["status"] != "error":
+        return None
+    reasons = [d.get("error") or f"{d['provider']}: needs {', '.join(d.get('missing', []))}"
+               for d in result["diagnostics"]["providers"]]
+    return "no scholarly provider succeeded: " + "; ".join(reasons)
+
+
+@operation("literature_search", "literature", m.LiteratureInput, m.LiteratureOutput, failure=_literature_failed)
+def literature_search(app: App, p: m.LiteratureInput) -> dict[str, Any]:
+    """Scholarly search routed by query type across OpenAlex, Semantic Scholar, Crossref, PubMed and arXiv."""
+    from bookmark_research.providers.scholarly import literature_search as run
+
+    return run(p.query, p.providers, p.mode, p.per_provider_limit, p.total_limit, p.from_year, p.to_year)
+
+
+@operation("search_plan", "search-plan", m.SearchPlanInput, m.SearchPlanOutput)
+def search_plan(app: App, p: m.SearchPlanInput) -> dict[str, Any]:
+    """A deterministic plan of provider and native searches for a research question (runs nothing)."""
+    from bookmark_research.providers.scholarly import search_plan as plan
+
+    return plan(p.query, p.platform, p.native_search_available, p.native_search_tools, p.include_working_papers,
+                p.from_year, p.to_year, p.offline)
+
+
 def _settings_view(settings: Any) -> dict[str, Any]:
     from bookmark_research.config.settings import public_view, settings_path, valid_keys
 
