@@ -119,3 +119,19 @@ def test_search_plan_is_deterministic(core, monkeypatch):
 def test_cli_literature_exit_code(tmp_path):
     out = cli_json("search-plan", "graph rag", "--native-tool", "web_search", data_dir=tmp_path)
     assert out["search_execution_mode"] == "hybrid_search"
+
+
+def test_redirects_refused_unicode_encoded_and_keys_kept_out_of_logs(core, monkeypatch, caplog):
+    import logging
+
+    monkeypatch.setenv("OPENALEX_API_KEY", CANARY)
+    caplog.set_level(logging.DEBUG)
+    query = '图神经网络 & "rank" 100%'
+    with respx.mock:
+        route = respx.get(scholarly.OPENALEX).mock(
+            return_value=httpx.Response(302, headers={"Location": "https://evil.example/steal"}))
+        evil = respx.get("https://evil.example/steal").mock(return_value=httpx.Response(200, json={}))
+        out = core("literature_search", query=query, providers=["openalex"])
+    assert out["diagnostics"]["providers"][0]["error_kind"] == "http_error" and not evil.called
+    assert route.calls[0].request.url.params["search"] == query  # percent-encoded on the wire, intact
+    assert CANARY not in caplog.text and CANARY not in json.dumps(out)

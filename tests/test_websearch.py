@@ -109,3 +109,31 @@ def test_cli_search_web_and_providers(tmp_path, remote):
     exa = next(p for p in listed["providers"] if p["provider"] == "exa")
     assert exa["credential_state"] == {"configured": True, "source": "environment"}
     assert CANARY not in json.dumps(listed)
+
+
+def test_probe_lists_remote_tools(core, remote):
+    out = core("search_providers", probe=True)
+    by_name = {p["provider"]: p for p in out["providers"]}
+    assert by_name["exa"]["availability"] == "reachable"
+    assert by_name["exa"]["probe"]["capabilities"]["search"] == {"status": "supported", "tool": "web_search_exa"}
+    assert by_name["tavily"]["probe"]["capabilities"]["fetch"] == {"status": "unsupported"}
+    assert by_name["parallel"]["availability"] == "failed" and by_name["parallel"]["probe"]["error_kind"] == "connection_error"
+    assert by_name["jina"]["availability"] == "not_probed"
+    assert SEEN == {}  # listing tools calls none of them
+
+
+def test_out_of_order_completion_keeps_provider_order(core, remote, monkeypatch):
+    import time as _time
+
+    real = remote_mcp.RemoteMCP.search
+
+    def slow_exa(self, query, limit):
+        if self.name == "exa":
+            _time.sleep(0.4)
+        return real(self, query, limit)
+
+    monkeypatch.setattr(remote_mcp.RemoteMCP, "search", slow_exa)
+    update({"search.providers": ["exa", "tavily"], "search.fallback_providers": []}, allow_credentials=False)
+    out = core("search_web", targets=[{"target": "a", "query": "one"}, {"target": "b", "query": "two"}])
+    assert [(b["provider"], b["target"]) for b in out["batches"]] == [("exa", "a"), ("exa", "b"), ("tavily", "a"),
+                                                                       ("tavily", "b")]

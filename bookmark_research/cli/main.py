@@ -334,13 +334,14 @@ def search_plan_cmd(ctx: click.Context, query: str, platform: str | None, native
 
 
 @cli.command("providers")
+@click.option("--probe", is_flag=True, help="Contact the remote MCP providers and list their tools.")
 @json_option
 @click.pass_context
-def providers_cmd(ctx: click.Context, as_json: bool) -> None:
+def providers_cmd(ctx: click.Context, probe: bool, as_json: bool) -> None:
     """List providers, what they can do and which credentials are configured."""
     from bookmark_research.cli import render
 
-    invoke(ctx, "search_providers", {}, as_json, render.providers)
+    invoke(ctx, "search_providers", {"probe": probe}, as_json, render.providers)
 
 
 @cli.command("search-archive")

@@ -254,9 +254,11 @@ def providers(r: dict[str, Any]) -> None:
         state = p.get("credential_state") or {}
         key = "-" if not p["credential"] else (f"{p['credential']} ({state.get('source')})" if state.get("configured")
                                                else f"{p['credential']} not set")
-        can = ", ".join(k for k in ("search", "fetch") if p[k]) or "not implemented yet"
-        rows.append([p["provider"], p["transport"], can, key])
-    _table(rows, ["PROVIDER", "TRANSPORT", "CAN", "CREDENTIAL"])
+        can = ", ".join(k for k in ("search", "fetch") if p[k])
+        probe = p.get("probe") or {}
+        status = p["availability"] + (f" ({probe.get('error_kind')})" if probe.get("error_kind") else "")
+        rows.append([p["provider"], p["transport"], can, key, status])
+    _table(rows, ["PROVIDER", "TRANSPORT", "CAN", "CREDENTIAL", "AVAILABILITY"])
     click.echo(f"search: {', '.join(r['search_order']['providers'])} (fallback: "
                f"{', '.join(r['search_order']['fallback_providers']) or 'none'}); fetch: {', '.join(r['fetch_order'])}")
 

@@ -472,10 +472,11 @@ class SearchWebOutput(Output):
 
 
 class ProvidersInput(Input):
-    pass
+    probe: bool = Field(False, description="Contact the remote MCP providers and list their tools")
 
 
 class ProvidersOutput(Output):
+    probe_performed: bool
     providers: list[JSON]
     search_order: JSON
     fetch_order: list[str]

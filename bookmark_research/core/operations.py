@@ -231,12 +231,19 @@ def search_web(app: App, p: m.SearchWebInput) -> dict[str, Any]:
     return run([t.model_dump() for t in p.targets], p.providers, p.limit_per_target)
 
 
-@operation("search_providers", "providers", m.ProvidersInput, m.ProvidersOutput)
+def _probe_failed(result: dict[str, Any]) -> str | None:
+    if not result["probe_performed"] or any(p["availability"] == "reachable" for p in result["providers"]):
+        return None
+    return "no provider answered the probe: " + "; ".join(
+        p["probe"].get("error", "") for p in result["providers"] if p["availability"] == "failed")
+
+
+@operation("search_providers", "providers", m.ProvidersInput, m.ProvidersOutput, failure=_probe_failed)
 def search_providers(app: App, p: m.ProvidersInput) -> dict[str, Any]:
     """What each provider can do here and which credentials are configured (never their values)."""
     from bookmark_research.providers.catalog import describe
 
-    return describe()
+    return describe(p.probe)
 
 
 def _literature_failed(result: dict[str, Any]) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
@@ -75,3 +77,21 @@ class Fetcher(Protocol):
     name: str
 
     def fetch(self, urls: list[str], max_characters: int) -> FetchAttempt: ...
+
+
+class RedactSecrets(logging.Filter):
+    """Masks credentials in log records of the HTTP libraries (their INFO lines print request URLs,
+    and OpenAlex takes its key as a query parameter)."""
+
+    PATTERN = re.compile(r"((?:api_key|apikey|key|token|access_token)=)[^&\s\"']+|(Bearer )\S+", re.I)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = self.PATTERN.sub(lambda m: (m.group(1) or m.group(2)) + "***", message)
+        if masked != message:
+            record.msg, record.args = masked, ()
+        return True
+
+
+for _name in ("httpx", "httpcore", "httpx2", "mcp"):
+    logging.getLogger(_name).addFilter(RedactSecrets())

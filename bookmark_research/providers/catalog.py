@@ -20,7 +20,8 @@ PROVIDERS: dict[str, dict[str, Any]] = {
 }
 
 
-def describe() -> dict[str, Any]:
+def describe(probe: bool = False) -> dict[str, Any]:
+    """Capabilities and credential state; with ``probe``, a live tool listing of the remote MCP providers."""
     settings = load()
     rows = []
     for name, info in PROVIDERS.items():
@@ -30,9 +31,24 @@ def describe() -> dict[str, Any]:
         missing = [info["credential"]] if info.get("requires_credential_for") and not row["credential_state"][
             "configured"] else []
         row["missing_for_search"] = missing
-        row["implemented"] = info["search"] or info["fetch"]
         rows.append(row)
-    return {"providers": rows,
+    if probe:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from bookmark_research.providers.remote_mcp import RemoteMCP
+
+        remote = [r for r in rows if r["transport"] == "remote MCP"]
+        with ThreadPoolExecutor(max_workers=len(remote)) as pool:
+            results = list(pool.map(lambda r: RemoteMCP(r["provider"], settings).probe(), remote))
+        for row, result in zip(remote, results):
+            row["availability"] = "reachable" if result["status"] == "ok" else "failed"
+            row["probe"] = result
+        for row in rows:
+            if row["transport"] != "remote MCP":
+                row["availability"] = "not_probed"
+                row["probe"] = {"status": "not_probed", "reason": "documented HTTP API; a probe would spend quota"
+                                if row["provider"] == "jina" else "runs on this machine"}
+    return {"probe_performed": probe, "providers": rows,
             "search_order": {"providers": settings.search.providers,
                              "fallback_providers": settings.search.fallback_providers},
             "fetch_order": settings.fetch.providers,

@@ -169,6 +169,24 @@ class RemoteMCP:
                 raise ProviderError("tool_error", f"{self.name}: the {purpose} tool reported an error")
             return tool.name, result
 
+    def probe(self) -> dict[str, Any]:
+        """Initialize and list tools (no tool call, no quota used); report what search and fetch would use."""
+
+        async def listing() -> list[str]:
+            http = httpx2.AsyncClient(headers=self.headers, trust_env=not self.credentialed,
+                                      timeout=httpx2.Timeout(self.timeout, connect=3.0))
+            async with http, Client(streamable_http_client(self.endpoint, http_client=http)) as client:
+                return sorted(t.name for t in (await client.list_tools()).tools)
+
+        try:
+            names = anyio.run(listing)
+        except BaseException as exc:
+            return {"status": "error", **self._classify(exc).to_dict()}
+        capabilities = {purpose: {"status": "supported", "tool": next(n for n in tools if n in names)}
+                        if any(n in names for n in tools) else {"status": "unsupported"}
+                        for purpose, tools in TOOLS[self.name].items()}
+        return {"status": "ok", "tools": names, "capabilities": capabilities}
+
     def _classify(self, exc: BaseException) -> ProviderError:
         inner = exc
         while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
