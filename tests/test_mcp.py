@@ -89,6 +89,11 @@ def test_happy_paths_return_structured_content_and_the_same_text(app, tmp_path):
     ("search_archive", {"query": ""}, "query"),
     ("get_settings", {"x": 1}, "x"),
     ("update_settings", {"changes": {}}, "changes"),
+    ("search_web", {"targets": []}, "targets"),
+    ("search_web", {"targets": [{"target": "t", "query": "q", "extra": 1}]}, "extra"),
+    ("literature_search", {"query": "x", "mode": "fast"}, "mode"),
+    ("search_plan", {}, "query"),
+    ("search_providers", {"probe": "yes"}, "probe"),
 ])
 def test_invalid_arguments_are_rejected_before_any_work(app, name, args, field):
     (result,) = _call(build_server(app), [(name, args)])
