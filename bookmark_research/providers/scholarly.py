@@ -92,6 +92,12 @@ class _Client:
     def close(self) -> None:
         self.http.close()
 
+    def __enter__(self) -> _Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def openalex(query: str, limit: int, settings: Settings, from_year: int | None, to_year: int | None,
              transport: httpx.BaseTransport | None = None) -> list[dict[str, Any]]:
@@ -108,11 +114,8 @@ def openalex(query: str, limit: int, settings: Settings, from_year: int | None, 
         filters.append(f"to_publication_date:{to_year}-12-31")
     if filters:
         params["filter"] = ",".join(filters)
-    client = _Client("openalex", True, transport=transport)
-    try:
+    with _Client("openalex", True, transport=transport) as client:
         data = client.json(OPENALEX, params)
-    finally:
-        client.close()
     rows = data.get("results") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise ProviderError("result_format", "openalex: unrecognised response")
@@ -135,11 +138,8 @@ def semantic_scholar(query: str, limit: int, settings: Settings, from_year: int 
                               "fields": "title,authors,year,venue,externalIds,url,abstract"}
     if from_year or to_year:
         params["year"] = f"{from_year or ''}-{to_year or ''}"
-    client = _Client("semantic_scholar", bool(key), {"x-api-key": key} if key else None, transport)
-    try:
+    with _Client("semantic_scholar", bool(key), {"x-api-key": key} if key else None, transport) as client:
         data = client.json(SEMANTIC_SCHOLAR, params)
-    finally:
-        client.close()
     rows = data.get("data") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         if isinstance(data, dict) and data.get("total") == 0:
@@ -157,10 +157,9 @@ def crossref(query: str, limit: int, settings: Settings, from_year: int | None, 
     mailto = settings.scholarly.crossref_mailto
     if mailto:
         params["mailto"] = mailto
-    client = _Client("crossref", False, {"User-Agent": f"{USER_AGENT} (mailto:{mailto})"} if mailto else None,
-                     transport)
     doi = normalise_doi(query)
-    try:
+    with _Client("crossref", False, {"User-Agent": f"{USER_AGENT} (mailto:{mailto})"} if mailto else None,
+                 transport) as client:
         if doi and doi == query.strip().lower().removeprefix("https://doi.org/"):
             data = client.json(f"{CROSSREF}/{doi}", params)
             items = [data.get("message")] if isinstance(data, dict) and isinstance(data.get("message"), dict) else None
@@ -173,8 +172,6 @@ def crossref(query: str, limit: int, settings: Settings, from_year: int | None, 
             data = client.json(CROSSREF, params)
             message = data.get("message") if isinstance(data, dict) else None
             items = message.get("items") if isinstance(message, dict) else None
-    finally:
-        client.close()
     if not isinstance(items, list):
         raise ProviderError("result_format", "crossref: unrecognised response")
     out = []
@@ -198,8 +195,7 @@ def pubmed(query: str, limit: int, settings: Settings, from_year: int | None, to
     search = {**base, "term": query, "retmax": min(limit, 200)}
     if from_year or to_year:
         search.update(datetype="pdat", mindate=str(from_year or 1800), maxdate=str(to_year or 3000))
-    client = _Client("pubmed", bool(key), transport=transport)
-    try:
+    with _Client("pubmed", bool(key), transport=transport) as client:
         found = client.json(PUBMED_SEARCH, search)
         ids = ((found or {}).get("esearchresult") or {}).get("idlist") if isinstance(found, dict) else None
         if not isinstance(ids, list):
@@ -207,8 +203,6 @@ def pubmed(query: str, limit: int, settings: Settings, from_year: int | None, to
         if not ids:
             return []
         summary = client.json(PUBMED_SUMMARY, {**base, "id": ",".join(ids[:limit])})
-    finally:
-        client.close()
     result = summary.get("result") if isinstance(summary, dict) else None
     if not isinstance(result, dict):
         raise ProviderError("result_format", "pubmed: unrecognised summary response")
@@ -228,12 +222,9 @@ _ATOM = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/
 
 def arxiv(query: str, limit: int, settings: Settings, from_year: int | None, to_year: int | None,
           transport: httpx.BaseTransport | None = None) -> list[dict[str, Any]]:
-    client = _Client("arxiv", False, transport=transport)
-    try:
+    with _Client("arxiv", False, transport=transport) as client:
         body = client.get(ARXIV, {"search_query": f"all:{query}", "start": 0, "max_results": min(limit, 200),
                                   "sortBy": "relevance"}).content
-    finally:
-        client.close()
     try:
         root = etree.fromstring(body, parser=etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError:
