@@ -134,17 +134,21 @@ def openalex(query: str, limit: int, settings: Settings, from_year: int | None, 
 def semantic_scholar(query: str, limit: int, settings: Settings, from_year: int | None, to_year: int | None,
                      transport: httpx.BaseTransport | None = None) -> list[dict[str, Any]]:
     key = credential("SEMANTIC_SCHOLAR_API_KEY", settings)
-    params: dict[str, Any] = {"query": query, "limit": min(limit, 100),
-                              "fields": "title,authors,year,venue,externalIds,url,abstract"}
+    params: dict[str, Any] = {"query": query, "fields": "title,authors,year,venue,externalIds,url,abstract"}
     if from_year or to_year:
         params["year"] = f"{from_year or ''}-{to_year or ''}"
+    rows: list[dict[str, Any]] = []
     with _Client("semantic_scholar", bool(key), {"x-api-key": key} if key else None, transport) as client:
-        data = client.json(SEMANTIC_SCHOLAR, params)
-    rows = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        if isinstance(data, dict) and data.get("total") == 0:
-            return []
-        raise ProviderError("result_format", "semantic_scholar: unrecognised response")
+        while len(rows) < limit:  # the API pages at most 100 results per request
+            data = client.json(SEMANTIC_SCHOLAR, {**params, "offset": len(rows), "limit": min(100, limit - len(rows))})
+            page = data.get("data") if isinstance(data, dict) else None
+            if page is None and isinstance(data, dict) and data.get("total") == 0:
+                break
+            if not isinstance(page, list):
+                raise ProviderError("result_format", "semantic_scholar: unrecognised response")
+            rows.extend(p for p in page if isinstance(p, dict))
+            if not page or data.get("next") is None:
+                break
     return [_record("semantic_scholar", id=p.get("paperId"), title=p.get("title"),
                     authors=[a.get("name") for a in p.get("authors") or []], year=p.get("year"), venue=p.get("venue"),
                     doi=(p.get("externalIds") or {}).get("DOI"), url=p.get("url"), abstract=p.get("abstract"))
