@@ -50,6 +50,24 @@ def _tavily() -> MCPServer:
     return server
 
 
+def _parallel() -> MCPServer:
+    server = MCPServer(name="fake-parallel")
+
+    @server.tool()
+    def web_search(objective: str, search_queries: list[str], session_id: str | None = None) -> dict[str, Any]:
+        SEEN.setdefault("parallel", []).append({"tool": "web_search", "objective": objective,
+                                                "search_queries": search_queries})
+        return {"search_id": "s1", "results": [{"url": "https://parallel.example/a", "title": "P",
+                                                "excerpts": ["first excerpt", "second"]}]}
+
+    @server.tool()
+    def web_fetch(urls: list[str], full_content: bool = False) -> dict[str, Any]:
+        SEEN.setdefault("parallel", []).append({"tool": "web_fetch", "urls": urls, "full_content": full_content})
+        return {"results": [{"url": u, "title": "P", "excerpts": ["only an excerpt"]} for u in urls]}
+
+    return server
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,7 +75,7 @@ def _free_port() -> int:
 
 
 class RemoteProviders:
-    """Runs fake exa and tavily servers; ``endpoints`` maps provider names to their loopback URLs."""
+    """Runs fake exa, tavily and parallel servers; ``endpoints`` maps provider names to their loopback URLs."""
 
     def __init__(self) -> None:
         self.servers: list[uvicorn.Server] = []
@@ -66,7 +84,7 @@ class RemoteProviders:
 
     def __enter__(self) -> RemoteProviders:
         SEEN.clear()
-        for name, factory in (("exa", _exa), ("tavily", _tavily)):
+        for name, factory in (("exa", _exa), ("tavily", _tavily), ("parallel", _parallel)):
             port = _free_port()
             app = factory().streamable_http_app(host="127.0.0.1")
             server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on"))

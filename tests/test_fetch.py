@@ -168,3 +168,12 @@ def test_extraction_unit_cases():
     assert extract_html(NOT_FOUND, 404).status == "not_found"
     assert extract_html(CHALLENGE).status == "access_challenge"
     assert extract_html("<html><body></body></html>").status == "no_extract"
+
+
+def test_politeness_interval_between_requests_to_one_host(core, site):
+    import time
+
+    update({"direct.min_interval_seconds": 0.3, "direct.respect_robots": False}, allow_credentials=False)
+    start = time.monotonic()
+    out = _direct(core, site.base + "/article", site.base + "/plain")
+    assert out["status"] == "ok" and time.monotonic() - start >= 0.3

@@ -26,8 +26,8 @@ def servers():
 
 @pytest.fixture
 def remote(servers, monkeypatch):
-    monkeypatch.setattr(remote_mcp, "ENDPOINTS", {**remote_mcp.ENDPOINTS, **servers.endpoints,
-                                                  "parallel": "http://127.0.0.1:9/mcp"})
+    endpoints = {**servers.endpoints, "parallel": "http://127.0.0.1:9/mcp"}  # parallel down unless a test says so
+    monkeypatch.setattr(remote_mcp, "ENDPOINTS", endpoints)
     monkeypatch.setattr(websearch, "_cooldowns", {})
     SEEN.clear()
     return servers
@@ -137,3 +137,28 @@ def test_out_of_order_completion_keeps_provider_order(core, remote, monkeypatch)
     out = core("search_web", targets=[{"target": "a", "query": "one"}, {"target": "b", "query": "two"}])
     assert [(b["provider"], b["target"]) for b in out["batches"]] == [("exa", "a"), ("exa", "b"), ("tavily", "a"),
                                                                        ("tavily", "b")]
+
+
+def test_parallel_argument_mapping_and_excerpts_are_not_pages(core, remote, monkeypatch):
+    monkeypatch.setitem(remote_mcp.ENDPOINTS, "parallel", remote.endpoints["parallel"])
+    found = core("search_web", targets=[{"target": "p", "query": "rank fusion"}], providers=["parallel"])
+    assert found["targets"][0]["results"][0]["url"] == "https://parallel.example/a"
+    assert SEEN["parallel"][0] == {"tool": "web_search", "objective": "rank fusion", "search_queries": ["rank fusion"]}
+    fetched = core("fetch_web", urls=["https://parallel.example/a"], provider="parallel")
+    assert SEEN["parallel"][1] == {"tool": "web_fetch", "urls": ["https://parallel.example/a"], "full_content": True}
+    page = fetched["pages"][0]
+    assert page["content_kind"] == "provider_excerpts" and page["status"] != "ok"  # excerpts trigger the fallback
+
+
+def test_auth_placement_per_provider(monkeypatch):
+    from bookmark_research.config.settings import Settings
+
+    assert remote_mcp.RemoteMCP("tavily", Settings()).headers["X-Tavily-Access-Mode"] == "keyless"
+    assert "x-api-key" not in remote_mcp.RemoteMCP("exa", Settings()).headers  # anonymous
+    monkeypatch.setenv("EXA_API_KEY", "k1")
+    monkeypatch.setenv("PARALLEL_API_KEY", "k2")
+    monkeypatch.setenv("TAVILY_API_KEY", "k3")
+    assert remote_mcp.RemoteMCP("exa", Settings()).headers["x-api-key"] == "k1"
+    assert remote_mcp.RemoteMCP("parallel", Settings()).headers["Authorization"] == "Bearer k2"
+    tavily = remote_mcp.RemoteMCP("tavily", Settings()).headers
+    assert tavily["Authorization"] == "Bearer k3" and "X-Tavily-Access-Mode" not in tavily
