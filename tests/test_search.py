@@ -175,3 +175,42 @@ def test_permanent_note_edit_is_searchable_through_copy(d, demo):
     write_json(demo / A_PATH, data)
     d.sync(demo, source_id="d")
     assert d.total("d", tags=["urgent"], section="B") == 1
+
+
+def test_folder_path_terms_match_through_folder_titles(en):
+    # "engines" is only in the folder title "Search engines": its three bookmarks match through their path
+    found = en.search("en", "engines")
+    assert found["total"] == 3 and {r["folder_path"] for r in found["results"]} == {"Bookmarks bar / Search engines"}
+    assert found["results"][0]["snippet"]["field"] == "folder_path"
+    # terms may match different fields: one in the path, one in the title
+    assert [r["title"] for r in en.search("en", "engines okapi")["results"]] == ["Okapi BM25 - Wikipedia"]
+    # nested folders: everything under "Bookmarks bar" (the folder itself matches through its title)
+    bar = en.search("en", "bookmarks bar", item_types=["bookmark", "folder"], limit=100)
+    assert {r["title"] for r in bar["results"] if r["item_type"] == "folder"} == {"Bookmarks bar", "Rust",
+                                                                                  "Search engines"}
+    assert en.total("en", "bookmarks bar") == 7
+    # a direct field match ranks above a match through the folder path only
+    ranked = en.search("en", "rust")["results"]
+    assert "rust" in ranked[0]["title"].lower() or "rust" in ranked[0]["url"].lower()
+
+
+def test_folder_path_and_short_terms_together(zh):
+    # 大模型 (3 characters) names a folder and a title; 推理 (2 characters) goes to the character index
+    assert [r["title"] for r in zh.search("zh", "大模型 推理")["results"]] == ["vLLM 推理加速方案"]
+    assert zh.total("zh", "大模型") == 4  # three bookmarks in the folder, one with it in its title
+
+
+def test_version_1_index_is_upgraded_in_place(core, demo):
+    core.sync(demo, source_id="d")
+    conn = core.app.connect()
+    conn.executescript("""
+        DROP TRIGGER items_ad; DROP TRIGGER items_au; DROP TABLE folders_fts; DROP TABLE items_fts;
+        CREATE VIRTUAL TABLE items_fts USING fts5(title, url, note, tag_text, folder_path, content='items',
+            content_rowid='pk', tokenize='trigram');
+        INSERT INTO items_fts(items_fts) VALUES ('rebuild');
+        PRAGMA user_version=1;
+    """)
+    core.reopen()
+    assert core.app.connect().execute("PRAGMA user_version").fetchone()[0] == 2
+    assert core.total("d", "示例公司甲") == 1 and core.total("d", "examplebeta") == 1
+    assert core.total("d", "研究") == 2  # folder path through the character index

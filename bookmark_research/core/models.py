@@ -17,11 +17,11 @@ JSON = dict[str, Any]
 
 
 class Input(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class Output(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use: keeps CLI start-up short
 
 
 # --- sync / sources ---------------------------------------------------------------------------

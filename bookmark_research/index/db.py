@@ -10,7 +10,7 @@ from pathlib import Path
 from bookmark_research.canvas.layout import PROTOCOL_FOLDERS
 from bookmark_research.errors import StorageError
 from bookmark_research.index import schema
-from bookmark_research.index.text import char_text
+from bookmark_research.index.text import CHAR_TOKENIZER, char_text
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -68,6 +68,8 @@ def connect(db_path: Path, *, create: bool = True) -> sqlite3.Connection | None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == 0:
             _create_schema(conn)
+        elif version == 1:
+            _upgrade_from_1(conn)
         elif version != schema.SCHEMA_VERSION:
             conn.close()
             raise StorageError(f"{db_path}: unsupported index schema version {version} (expected {schema.SCHEMA_VERSION})")
@@ -95,6 +97,24 @@ def _create_schema(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('automerge', 16)")
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         conn.execute("INSERT INTO meta VALUES ('trigram', ?)", ("1" if "trigram" in fts else "0",))
+        conn.execute(f"PRAGMA user_version={schema.SCHEMA_VERSION}")
+
+
+def _upgrade_from_1(conn: sqlite3.Connection) -> None:
+    """Version 1 indexed folder paths per item; rebuild the trigram indexes without them (data is kept)."""
+    with transaction(conn):
+        if conn.execute("PRAGMA user_version").fetchone()[0] != 1:
+            return
+        for name in ("items_ai", "items_ad", "items_au"):
+            conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+        conn.execute("DROP TABLE IF EXISTS items_fts")
+        fts = schema.FTS.replace(
+            f'CREATE VIRTUAL TABLE items_chars USING fts5(chars, content=\'\', tokenize="{CHAR_TOKENIZER}");\n', "")
+        for statement in _statements(fts):
+            conn.execute(statement)
+        conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
+        conn.execute("INSERT INTO folders_fts(rowid, title) SELECT pk, title FROM items "
+                     "WHERE item_type = 'folder' AND title <> ''")
         conn.execute(f"PRAGMA user_version={schema.SCHEMA_VERSION}")
 
 

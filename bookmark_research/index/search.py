@@ -39,12 +39,45 @@ _CANDIDATE = ("i.pk AS pk, {score} AS score, CASE WHEN i.item_type='bookmark' AN
               "i.section_id AS section_id, i.preorder AS preorder, i.item_id AS item_id")
 
 
-def _target_query(scope: Scope, terms: list[str], trigram: bool, scored: bool) -> tuple[str, list[Any]]:
+def _folder_ranges(conn: sqlite3.Connection, source_id: str, term: str) -> list[tuple[str, int, int]]:
+    """Subtrees (section, first, last preorder) under folders whose title contains ``term``; nested ones merged."""
+    rows = conn.execute(
+        "SELECT i.section_id, i.preorder, i.subtree_end FROM folders_fts f CROSS JOIN items i ON i.pk = f.rowid "
+        "WHERE folders_fts MATCH ? AND i.source_id = ? ORDER BY i.section_id, i.preorder",
+        (fts_phrase(term), source_id)).fetchall()
+    merged: list[tuple[str, int, int]] = []
+    for section_id, preorder, end in rows:
+        if preorder == end:
+            continue  # an empty folder has no descendants
+        if merged and merged[-1][0] == section_id and preorder <= merged[-1][2]:
+            continue  # inside a subtree already taken
+        merged.append((section_id, preorder + 1, end))
+    return merged
+
+
+def _path_matches(conn: sqlite3.Connection, scope: Scope, terms: list[str],
+                  ranges: dict[str, list[tuple[str, int, int]]]) -> set[int]:
+    """Rows where every term occurs in the indexed fields or in the row's folder path."""
+    matched: set[int] | None = None
+    for term in terms:
+        rows = {pk for (pk,) in conn.execute("SELECT rowid FROM items_fts WHERE items_fts MATCH ?", (fts_phrase(term),))}
+        for section_id, first, last in ranges[term]:
+            rows.update(pk for (pk,) in conn.execute(
+                "SELECT pk FROM items WHERE source_id = ? AND section_id = ? AND preorder BETWEEN ? AND ?",
+                (scope.source_id, section_id, first, last)))
+        matched = rows if matched is None else matched & rows
+        if not matched:
+            break
+    return matched or set()
+
+
+def _target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigram: bool,
+                  scored: bool) -> tuple[str, list[Any]]:
     """SQL selecting candidate rows for one target within the scope (BM25 computed only if ``scored``).
 
-    Terms of 3+ characters go to the trigram index (ranked by BM25); shorter terms made of non-ASCII
-    characters (CJK) go to the character index; other short terms (``go``, ``%``) are literal LIKE
-    filters over the scoped rows.
+    Terms of 3+ characters go to the trigram index (ranked by BM25), and also match the titles of the
+    row's folders (its folder path); shorter terms made of non-ASCII characters (CJK) go to the
+    character index; other short terms (``go``, ``%``) are literal LIKE filters over the scoped rows.
     """
     where, params = scope.sql()
     fts_terms = [t for t in terms if trigram and len(t) >= TRIGRAM_MIN]
@@ -52,10 +85,23 @@ def _target_query(scope: Scope, terms: list[str], trigram: bool, scored: bool) -
     like_terms = [t for t in terms if t not in fts_terms and t not in char_terms]
     char_match = " AND ".join(char_phrase(t) for t in char_terms)
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    if fts_terms:
+    ranges = {t: _folder_ranges(conn, scope.source_id, t) for t in fts_terms}
+    source_params: list[Any] = []
+    if fts_terms and any(ranges.values()):
+        # Some term also names folders: candidates come from both indexes; the score comes from rows whose
+        # fields hold every term (rows that need their folder path for a term rank after them).
+        candidates = _path_matches(conn, scope, fts_terms, ranges)
+        score = f"bm25(items_fts, {weights})" if scored else "0.0"
+        source = (f"SELECT value AS pk, coalesce(s.score, 0.0) AS score FROM json_each(?) LEFT JOIN "
+                  f"(SELECT rowid AS pk, {score} AS score FROM items_fts WHERE items_fts MATCH ?) s ON s.pk = value")
+        source_params = [json.dumps(sorted(candidates)), " AND ".join(fts_phrase(t) for t in fts_terms)]
+        if char_terms:
+            where += " AND i.pk IN (SELECT rowid FROM items_chars WHERE items_chars MATCH ?)"
+            params.append(char_match)
+    elif fts_terms:
         score = f"bm25(items_fts, {weights})" if scored else "0.0"
         source = f"SELECT rowid AS pk, {score} AS score FROM items_fts WHERE items_fts MATCH ?"
-        source_params: list[Any] = [" AND ".join(fts_phrase(t) for t in fts_terms)]
+        source_params = [" AND ".join(fts_phrase(t) for t in fts_terms)]
         if char_terms:
             where += " AND i.pk IN (SELECT rowid FROM items_chars WHERE items_chars MATCH ?)"
             params.append(char_match)
@@ -64,7 +110,7 @@ def _target_query(scope: Scope, terms: list[str], trigram: bool, scored: bool) -
         source = f"SELECT rowid AS pk, {score} AS score FROM items_chars WHERE items_chars MATCH ?"
         source_params = [char_match]
     else:
-        source, source_params = "", []
+        source = ""
     for term in like_terms:
         pattern = like_pattern(term)
         where += " AND (" + " OR ".join(f"i.{f} LIKE ? ESCAPE '\\'" for f in SEARCH_FIELDS) + ")"
@@ -265,7 +311,7 @@ def search_bookmarks(
         if content:
             candidates = _content_candidates(conn, scope, terms, pages)
         else:
-            candidates = _fetch(conn, _target_query(scope, terms, trigram, scored))
+            candidates = _fetch(conn, _target_query(conn, scope, terms, trigram, scored))
         total, unique_urls, rows = _page(candidates, effective_order, page_limit, offset)
         per_target.append({"target": target, "terms": terms, "total": total, "unique_urls": unique_urls,
                            "limit": page_limit, "offset": offset, "_rows": rows,

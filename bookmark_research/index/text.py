@@ -12,8 +12,8 @@ _NOT_INDEXED = re.compile(r"[\x00-\x7f\s]+")
 #: Character-per-token FTS5 tokenizer: every letter, digit, mark, punctuation and symbol is a token.
 CHAR_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'"
 SEARCH_FIELDS = ("title", "url", "note", "tag_text", "folder_path")
-#: BM25 column weights for (title, url, note, tag_text, folder_path).
-BM25_WEIGHTS = (10.0, 2.0, 4.0, 3.0, 1.0)
+#: BM25 column weights for the trigram index's (title, url, note, tag_text).
+BM25_WEIGHTS = (10.0, 2.0, 4.0, 3.0)
 TRIGRAM_MIN = 3
 
 
