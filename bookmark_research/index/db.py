@@ -10,7 +10,7 @@ from pathlib import Path
 from bookmark_research.canvas.layout import PROTOCOL_FOLDERS
 from bookmark_research.errors import StorageError
 from bookmark_research.index import schema
-from bookmark_research.index.text import CHAR_TOKENIZER, char_text
+from bookmark_research.index.text import char_text
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -41,7 +41,7 @@ def _configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: large imports stop spilling pages mid-transaction
-    conn.create_function("br_chars", 5, char_text, deterministic=True)
+    conn.create_function("br_chars", -1, char_text, deterministic=True)
 
 
 def connect(db_path: Path, *, create: bool = True) -> sqlite3.Connection | None:
@@ -68,8 +68,8 @@ def connect(db_path: Path, *, create: bool = True) -> sqlite3.Connection | None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == 0:
             _create_schema(conn)
-        elif version == 1:
-            _upgrade_from_1(conn)
+        elif version in (1, 2):
+            _upgrade(conn, version)
         elif version != schema.SCHEMA_VERSION:
             conn.close()
             raise StorageError(f"{db_path}: unsupported index schema version {version} (expected {schema.SCHEMA_VERSION})")
@@ -83,15 +83,18 @@ def connect(db_path: Path, *, create: bool = True) -> sqlite3.Connection | None:
     return conn
 
 
+def _fts_script() -> str:
+    """The full-text DDL, with word tokens where this SQLite has no trigram tokenizer."""
+    return schema.FTS if sqlite_supports("trigram") else schema.FTS.replace("tokenize='trigram'", "tokenize='unicode61'")
+
+
 def _create_schema(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
-    fts = schema.FTS
-    if not sqlite_supports("trigram"):
-        fts = fts.replace("tokenize='trigram'", "tokenize='unicode61'")
+    fts = _fts_script()
     with transaction(conn):
         if conn.execute("PRAGMA user_version").fetchone()[0] != 0:
             return  # another process created it while we waited for the lock
-        for statement in _statements(schema.TABLES + fts):
+        for statement in schema.statements(schema.TABLES + fts):
             conn.execute(statement)
         # Merge FTS segments less eagerly: bulk imports are ~25% faster, queries are unaffected at this scale.
         conn.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('automerge', 16)")
@@ -100,31 +103,13 @@ def _create_schema(conn: sqlite3.Connection) -> None:
         conn.execute(f"PRAGMA user_version={schema.SCHEMA_VERSION}")
 
 
-def _upgrade_from_1(conn: sqlite3.Connection) -> None:
-    """Version 1 indexed folder paths per item; rebuild the trigram indexes without them (data is kept)."""
+def _upgrade(conn: sqlite3.Connection, version: int) -> None:
+    """Older versions indexed folder paths per item: rebuild the full-text indexes (the data is kept)."""
     with transaction(conn):
-        if conn.execute("PRAGMA user_version").fetchone()[0] != 1:
-            return
-        for name in ("items_ai", "items_ad", "items_au"):
-            conn.execute(f"DROP TRIGGER IF EXISTS {name}")
-        conn.execute("DROP TABLE IF EXISTS items_fts")
-        fts = schema.FTS.replace(
-            f'CREATE VIRTUAL TABLE items_chars USING fts5(chars, content=\'\', tokenize="{CHAR_TOKENIZER}");\n', "")
-        for statement in _statements(fts):
-            conn.execute(statement)
-        conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
-        conn.execute("INSERT INTO folders_fts(rowid, title) SELECT pk, title FROM items "
-                     "WHERE item_type = 'folder' AND title <> ''")
+        if conn.execute("PRAGMA user_version").fetchone()[0] != version:
+            return  # another process upgraded it meanwhile
+        schema.rebuild_fts(conn, _fts_script())
         conn.execute(f"PRAGMA user_version={schema.SCHEMA_VERSION}")
-
-
-def _statements(script: str) -> Iterator[str]:
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            yield buffer.strip()
-            buffer = ""
 
 
 def has_trigram(conn: sqlite3.Connection) -> bool:

@@ -88,9 +88,10 @@ class FtsWorker:
         if pending is not None:
             pending.result()
 
-    def submit(self, first_pk: int, last_pk: int, chars: list[tuple[int, str]]) -> None:
+    def submit(self, first_pk: int, last_pk: int, chars: list[tuple[int, str]],
+               folder_chars: list[tuple[int, str]]) -> None:
         self.wait()
-        self.pending = self.pool.submit(index_new_items, self.conn, first_pk, last_pk, chars)
+        self.pending = self.pool.submit(index_new_items, self.conn, first_pk, last_pk, chars, folder_chars)
 
     def close(self) -> None:
         try:
@@ -121,7 +122,7 @@ def write_items(conn: sqlite3.Connection, source_id: str, section: ParsedSection
     paths = _PathCache()
     sid = section.section_id
     for start in range(0, len(section.items), CHUNK):
-        inserts, updates, reorders, tag_rows, retag, chars = [], [], [], [], [], []
+        inserts, updates, reorders, tag_rows, retag, chars, folder_chars = [], [], [], [], [], [], []
         for row in section.items[start:start + CHUNK]:
             values = _values(row, paths)
             old = existing.get(row.item_id)
@@ -129,9 +130,11 @@ def write_items(conn: sqlite3.Connection, source_id: str, section: ParsedSection
                 pk = next_pk
                 next_pk += 1
                 inserts.append((pk, source_id, sid, row.item_id, *values, 1))
-                text = char_text(row.title, row.url, row.note, values[11], values[13])
+                text = char_text(row.title, row.url, row.note, values[11])
                 if text:
                     chars.append((pk, text))
+                if row.item_type == "folder" and (text := char_text(row.title)):
+                    folder_chars.append((pk, text))
             else:
                 pk = old[0]
                 if old[1] != values[-1]:
@@ -157,7 +160,7 @@ def write_items(conn: sqlite3.Connection, source_id: str, section: ParsedSection
             conn.executemany("INSERT OR IGNORE INTO item_tags (item_pk, position, color, text) VALUES (?, ?, ?, ?)",
                              tag_rows)
         if inserts:
-            fts.submit(inserts[0][0], inserts[-1][0], chars)
+            fts.submit(inserts[0][0], inserts[-1][0], chars, folder_chars)
         counts.inserted += len(inserts)
         counts.updated += len(updates)
     counts.deleted = len(gone)

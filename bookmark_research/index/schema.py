@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bookmark_research.index.text import CHAR_TOKENIZER
 
-SCHEMA_VERSION = 2  # 2: folder paths answered from folders_fts (1 indexed them per item)
+SCHEMA_VERSION = 3  # 3: folder paths answered from folder-title indexes (1 and 2 indexed them per item)
 
 TABLES = """
 CREATE TABLE sources (
@@ -152,8 +152,9 @@ CREATE TABLE memberships (
 #   matches the title of one of its folders (path parts are joined with " / " and terms hold no spaces),
 #   so the path is answered from folder titles and subtree ranges instead of being indexed again for
 #   every bookmark: that was 40% of the trigram index;
-# - items_chars: one token per CJK (non-ASCII) character, for 1-2 character terms; contentless, its text
-#   derived by ``br_chars`` (registered on every connection).
+# - items_chars / folders_chars: one token per CJK (non-ASCII) character, for 1-2 character terms, over
+#   the same fields and over folder titles; contentless, their text derived by ``br_chars`` (registered
+#   on every connection).
 # Inserts are indexed in bulk by ``index_new_items`` (one INSERT … SELECT is several times faster than a
 # per-row trigger); updates and deletes, which are few, are kept in step by triggers.
 FTS = f"""
@@ -162,13 +163,16 @@ CREATE VIRTUAL TABLE items_fts USING fts5(
 );
 CREATE VIRTUAL TABLE folders_fts USING fts5(title, content='items', content_rowid='pk', tokenize='trigram');
 CREATE VIRTUAL TABLE items_chars USING fts5(chars, content='', tokenize="{CHAR_TOKENIZER}");
+CREATE VIRTUAL TABLE folders_chars USING fts5(chars, content='', tokenize="{CHAR_TOKENIZER}");
 CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
     INSERT INTO items_fts(items_fts, rowid, title, url, note, tag_text)
         VALUES ('delete', old.pk, old.title, old.url, old.note, old.tag_text);
     INSERT INTO folders_fts(folders_fts, rowid, title)
         SELECT 'delete', old.pk, old.title WHERE old.item_type = 'folder' AND old.title <> '';
+    INSERT INTO folders_chars(folders_chars, rowid, chars)
+        SELECT 'delete', old.pk, c FROM (SELECT br_chars(old.title) AS c) WHERE old.item_type = 'folder' AND c <> '';
     INSERT INTO items_chars(items_chars, rowid, chars)
-        SELECT 'delete', old.pk, c FROM (SELECT br_chars(old.title, old.url, old.note, old.tag_text, old.folder_path) AS c)
+        SELECT 'delete', old.pk, c FROM (SELECT br_chars(old.title, old.url, old.note, old.tag_text) AS c)
         WHERE c <> '';
 END;
 CREATE TRIGGER items_au AFTER UPDATE OF title, url, note, tag_text, folder_path, item_type ON items BEGIN
@@ -180,19 +184,24 @@ CREATE TRIGGER items_au AFTER UPDATE OF title, url, note, tag_text, folder_path,
         SELECT 'delete', old.pk, old.title WHERE old.item_type = 'folder' AND old.title <> '';
     INSERT INTO folders_fts(rowid, title)
         SELECT new.pk, new.title WHERE new.item_type = 'folder' AND new.title <> '';
+    INSERT INTO folders_chars(folders_chars, rowid, chars)
+        SELECT 'delete', old.pk, c FROM (SELECT br_chars(old.title) AS c) WHERE old.item_type = 'folder' AND c <> '';
+    INSERT INTO folders_chars(rowid, chars)
+        SELECT new.pk, c FROM (SELECT br_chars(new.title) AS c) WHERE new.item_type = 'folder' AND c <> '';
     INSERT INTO items_chars(items_chars, rowid, chars)
-        SELECT 'delete', old.pk, c FROM (SELECT br_chars(old.title, old.url, old.note, old.tag_text, old.folder_path) AS c)
+        SELECT 'delete', old.pk, c FROM (SELECT br_chars(old.title, old.url, old.note, old.tag_text) AS c)
         WHERE c <> '';
     INSERT INTO items_chars(rowid, chars)
-        SELECT new.pk, c FROM (SELECT br_chars(new.title, new.url, new.note, new.tag_text, new.folder_path) AS c)
+        SELECT new.pk, c FROM (SELECT br_chars(new.title, new.url, new.note, new.tag_text) AS c)
         WHERE c <> '';
 END;
 """
 
 
-def index_new_items(conn, first_pk: int, last_pk: int, chars: list[tuple[int, str]]) -> None:  # type: ignore[no-untyped-def]
-    """Add items with ``first_pk <= pk <= last_pk`` to the trigram indexes, and their ``chars`` texts
-    (computed by the caller with :func:`char_text`, non-empty only) to the character index."""
+def index_new_items(conn, first_pk: int, last_pk: int, chars: list[tuple[int, str]],  # type: ignore[no-untyped-def]
+                    folder_chars: list[tuple[int, str]]) -> None:
+    """Add items with ``first_pk <= pk <= last_pk`` to the trigram indexes, and the character texts the
+    caller computed with :func:`char_text` (non-empty only) to the character indexes."""
     conn.execute(
         "INSERT INTO items_fts(rowid, title, url, note, tag_text) "
         "SELECT pk, title, url, note, tag_text FROM items WHERE pk BETWEEN ? AND ?", (first_pk, last_pk))
@@ -201,3 +210,34 @@ def index_new_items(conn, first_pk: int, last_pk: int, chars: list[tuple[int, st
         "WHERE pk BETWEEN ? AND ? AND item_type = 'folder' AND title <> ''", (first_pk, last_pk))
     if chars:
         conn.executemany("INSERT INTO items_chars(rowid, chars) VALUES (?, ?)", chars)
+    if folder_chars:
+        conn.executemany("INSERT INTO folders_chars(rowid, chars) VALUES (?, ?)", folder_chars)
+
+
+def rebuild_fts(conn, fts: str = FTS) -> None:  # type: ignore[no-untyped-def]
+    """Recreate every full-text index and trigger (``fts``: the DDL in use) from the items table."""
+    for name in ("items_ai", "items_ad", "items_au"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    for table in ("items_fts", "folders_fts", "items_chars", "folders_chars"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in statements(fts):
+        conn.execute(statement)
+    conn.execute("INSERT INTO items_fts(items_fts) VALUES ('rebuild')")
+    conn.execute("INSERT INTO folders_fts(rowid, title) SELECT pk, title FROM items "
+                 "WHERE item_type = 'folder' AND title <> ''")
+    conn.execute("INSERT INTO items_chars(rowid, chars) SELECT pk, c FROM (SELECT pk, br_chars(title, url, note, "
+                 "tag_text) AS c FROM items) WHERE c <> ''")
+    conn.execute("INSERT INTO folders_chars(rowid, chars) SELECT pk, c FROM (SELECT pk, br_chars(title) AS c "
+                 "FROM items WHERE item_type = 'folder') WHERE c <> ''")
+
+
+def statements(script: str):  # type: ignore[no-untyped-def]
+    """Split a DDL script into statements (trigger bodies included)."""
+    import sqlite3
+
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""

@@ -39,12 +39,12 @@ _CANDIDATE = ("i.pk AS pk, {score} AS score, CASE WHEN i.item_type='bookmark' AN
               "i.section_id AS section_id, i.preorder AS preorder, i.item_id AS item_id")
 
 
-def _folder_ranges(conn: sqlite3.Connection, source_id: str, term: str) -> list[tuple[str, int, int]]:
+def _folder_ranges(conn: sqlite3.Connection, source_id: str, term: str, chars: bool) -> list[tuple[str, int, int]]:
     """Subtrees (section, first, last preorder) under folders whose title contains ``term``; nested ones merged."""
+    table, phrase = ("folders_chars", char_phrase(term)) if chars else ("folders_fts", fts_phrase(term))
     rows = conn.execute(
-        "SELECT i.section_id, i.preorder, i.subtree_end FROM folders_fts f CROSS JOIN items i ON i.pk = f.rowid "
-        "WHERE folders_fts MATCH ? AND i.source_id = ? ORDER BY i.section_id, i.preorder",
-        (fts_phrase(term), source_id)).fetchall()
+        f"SELECT i.section_id, i.preorder, i.subtree_end FROM {table} f CROSS JOIN items i ON i.pk = f.rowid "
+        f"WHERE {table} MATCH ? AND i.source_id = ? ORDER BY i.section_id, i.preorder", (phrase, source_id)).fetchall()
     merged: list[tuple[str, int, int]] = []
     for section_id, preorder, end in rows:
         if preorder == end:
@@ -55,12 +55,13 @@ def _folder_ranges(conn: sqlite3.Connection, source_id: str, term: str) -> list[
     return merged
 
 
-def _path_matches(conn: sqlite3.Connection, scope: Scope, terms: list[str],
+def _path_matches(conn: sqlite3.Connection, scope: Scope, terms: list[tuple[str, bool]],
                   ranges: dict[str, list[tuple[str, int, int]]]) -> set[int]:
     """Rows where every term occurs in the indexed fields or in the row's folder path."""
     matched: set[int] | None = None
-    for term in terms:
-        rows = {pk for (pk,) in conn.execute("SELECT rowid FROM items_fts WHERE items_fts MATCH ?", (fts_phrase(term),))}
+    for term, chars in terms:
+        table, phrase = ("items_chars", char_phrase(term)) if chars else ("items_fts", fts_phrase(term))
+        rows = {pk for (pk,) in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (phrase,))}
         for section_id, first, last in ranges[term]:
             rows.update(pk for (pk,) in conn.execute(
                 "SELECT pk FROM items WHERE source_id = ? AND section_id = ? AND preorder BETWEEN ? AND ?",
@@ -75,40 +76,38 @@ def _target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trig
                   scored: bool) -> tuple[str, list[Any]]:
     """SQL selecting candidate rows for one target within the scope (BM25 computed only if ``scored``).
 
-    Terms of 3+ characters go to the trigram index (ranked by BM25), and also match the titles of the
-    row's folders (its folder path); shorter terms made of non-ASCII characters (CJK) go to the
-    character index; other short terms (``go``, ``%``) are literal LIKE filters over the scoped rows.
+    Terms of 3+ characters go to the trigram index (ranked by BM25); shorter terms made of non-ASCII
+    characters (CJK) go to the character index; both also match the titles of the row's folders (its
+    folder path). Other short terms (``go``, ``%``) are literal LIKE filters over the scoped rows.
     """
     where, params = scope.sql()
     fts_terms = [t for t in terms if trigram and len(t) >= TRIGRAM_MIN]
     char_terms = [t for t in terms if t not in fts_terms and uses_char_index(t)]
     like_terms = [t for t in terms if t not in fts_terms and t not in char_terms]
-    char_match = " AND ".join(char_phrase(t) for t in char_terms)
+    indexed = [(t, False) for t in fts_terms] + [(t, True) for t in char_terms]
+    ranges = {t: _folder_ranges(conn, scope.source_id, t, chars) for t, chars in indexed}
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    ranges = {t: _folder_ranges(conn, scope.source_id, t) for t in fts_terms}
-    source_params: list[Any] = []
-    if fts_terms and any(ranges.values()):
-        # Some term also names folders: candidates come from both indexes; the score comes from rows whose
-        # fields hold every term (rows that need their folder path for a term rank after them).
-        candidates = _path_matches(conn, scope, fts_terms, ranges)
-        score = f"bm25(items_fts, {weights})" if scored else "0.0"
-        source = (f"SELECT value AS pk, coalesce(s.score, 0.0) AS score FROM json_each(?) LEFT JOIN "
-                  f"(SELECT rowid AS pk, {score} AS score FROM items_fts WHERE items_fts MATCH ?) s ON s.pk = value")
-        source_params = [json.dumps(sorted(candidates)), " AND ".join(fts_phrase(t) for t in fts_terms)]
-        if char_terms:
-            where += " AND i.pk IN (SELECT rowid FROM items_chars WHERE items_chars MATCH ?)"
-            params.append(char_match)
-    elif fts_terms:
-        score = f"bm25(items_fts, {weights})" if scored else "0.0"
-        source = f"SELECT rowid AS pk, {score} AS score FROM items_fts WHERE items_fts MATCH ?"
-        source_params = [" AND ".join(fts_phrase(t) for t in fts_terms)]
-        if char_terms:
-            where += " AND i.pk IN (SELECT rowid FROM items_chars WHERE items_chars MATCH ?)"
-            params.append(char_match)
+    fts_match = " AND ".join(fts_phrase(t) for t in fts_terms)
+    char_match = " AND ".join(char_phrase(t) for t in char_terms)
+    if fts_terms:
+        score_source = (f"SELECT rowid AS pk, {f'bm25(items_fts, {weights})' if scored else '0.0'} AS score "
+                        "FROM items_fts WHERE items_fts MATCH ?", fts_match)
     elif char_terms:
-        score = "bm25(items_chars)" if scored else "0.0"
-        source = f"SELECT rowid AS pk, {score} AS score FROM items_chars WHERE items_chars MATCH ?"
-        source_params = [char_match]
+        score_source = (f"SELECT rowid AS pk, {'bm25(items_chars)' if scored else '0.0'} AS score "
+                        "FROM items_chars WHERE items_chars MATCH ?", char_match)
+    source_params: list[Any] = []
+    if any(ranges.values()):
+        # Some term also names folders: candidates come from both kinds of index; the score comes from
+        # rows whose fields hold every term (rows that need their folder path for a term rank after them).
+        candidates = _path_matches(conn, scope, indexed, ranges)
+        source = (f"SELECT value AS pk, coalesce(s.score, 0.0) AS score FROM json_each(?) "
+                  f"LEFT JOIN ({score_source[0]}) s ON s.pk = value")
+        source_params = [json.dumps(sorted(candidates)), score_source[1]]
+    elif indexed:
+        source, source_params = score_source[0], [score_source[1]]
+        if fts_terms and char_terms:
+            where += " AND i.pk IN (SELECT rowid FROM items_chars WHERE items_chars MATCH ?)"
+            params.append(char_match)
     else:
         source = ""
     for term in like_terms:
