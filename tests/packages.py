@@ -87,6 +87,15 @@ def make_demo(root: Path) -> Path:
     return root
 
 
+def drop_temp_card(root: Path) -> None:
+    """Delete the temporary card and its canvas node and edge, as a user removing the card would."""
+    (root / TEMP_PATH).unlink()
+    data = read_json(root / CANVAS)
+    data["nodes"] = [n for n in data["nodes"] if n["id"] != "temp-section-A-1"]
+    data["edges"] = [e for e in data["edges"] if e["id"] != "edge-none"]
+    write_json(root / CANVAS, data)
+
+
 def copy_fixture(name: str, dest: Path) -> Path:
     src = REFERENCE if name == "reference" else FIXTURES / name
     shutil.copytree(src, dest)

@@ -17,7 +17,7 @@ from bookmark_research.errors import BookmarkResearchError
 from bookmark_research.sources.live import Timing, refresh
 from bookmark_research.sources.watcher import SourceWatcher
 from tests.conftest import Core, run_cli
-from tests.packages import CANVAS, TEMP_PATH, make_demo, read_json, write_json
+from tests.packages import drop_temp_card, TEMP_PATH, make_demo, read_json, write_json
 
 FAST = Timing(debounce=0.2, deletion_grace=0.6)
 
@@ -77,11 +77,7 @@ def test_query_refreshes_first(live):
 def test_deletion_waits_for_its_grace(live):
     core, pkg = live
     core.sync(pkg, source_id="L", completeness="complete")
-    (pkg / TEMP_PATH).unlink()
-    data = read_json(pkg / CANVAS)
-    data["nodes"] = [n for n in data["nodes"] if n["id"] != "temp-section-A-1"]
-    data["edges"] = [e for e in data["edges"] if e["id"] != "edge-none"]
-    write_json(pkg / CANVAS, data)
+    drop_temp_card(pkg)
     t0 = time.time()
     first = refresh(core.app, "L", timing=Timing(2.0, 5.0), now=t0, force=True)
     assert first["state"] == "pending" and TEMP_PATH in first["pending_files"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bookmark_research.errors import BookmarkResearchError
-from tests.packages import A_PATH, B_PATH, CANVAS, PREFIX, TEMP_PATH, canvas, read_json, temporary, write_json, zip_dir
+from tests.packages import drop_temp_card, A_PATH, B_PATH, CANVAS, PREFIX, TEMP_PATH, canvas, read_json, temporary, write_json, zip_dir
 
 
 def test_demo_counts_and_copies(core, demo):
@@ -205,11 +205,7 @@ def test_partial_keeps_and_supplied_card_prunes(core, demo, tmp_path):
 
 def test_complete_versus_partial(core, demo):
     core.sync(demo, source_id="d", completeness="complete")
-    (demo / TEMP_PATH).unlink()
-    data = read_json(demo / CANVAS)
-    data["nodes"] = [n for n in data["nodes"] if n["id"] != "temp-section-A-1"]
-    data["edges"] = [e for e in data["edges"] if e["id"] != "edge-none"]
-    write_json(demo / CANVAS, data)
+    drop_temp_card(demo)
     partial = core.sync(demo, source_id="d", completeness="partial")
     assert partial["counts"]["bookmarks"] == 5 and partial["retained_missing_files"] == [TEMP_PATH]
     complete = core.sync(demo, source_id="d", completeness="complete")
@@ -414,11 +410,7 @@ def test_restore_into_a_new_database(core, demo, tmp_path):
 
 def test_restore_command_brings_back_an_old_version(core, demo):
     first = core.sync(demo, source_id="s")
-    (demo / TEMP_PATH).unlink()
-    data = read_json(demo / CANVAS)
-    data["nodes"] = [n for n in data["nodes"] if n["id"] != "temp-section-A-1"]
-    data["edges"] = [e for e in data["edges"] if e["id"] != "edge-none"]
-    write_json(demo / CANVAS, data)
+    drop_temp_card(demo)
     assert core.sync(demo, source_id="s", completeness="complete")["counts"]["bookmarks"] == 3
     hist = core("source_history", source_id="s")
     assert hist["total"] == 2 and hist["versions"][0]["current"] and not hist["versions"][1]["current"]
