@@ -17,7 +17,7 @@ from bookmark_research.errors import BookmarkResearchError
 from bookmark_research.sources.live import Timing, refresh
 from bookmark_research.sources.watcher import SourceWatcher
 from tests.conftest import Core, run_cli
-from tests.packages import drop_temp_card, TEMP_PATH, make_demo, read_json, write_json
+from tests.packages import TEMP_PATH, drop_temp_card, make_demo, read_json, write_json
 
 FAST = Timing(debounce=0.2, deletion_grace=0.6)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bookmark_research.errors import BookmarkResearchError
-from tests.packages import drop_temp_card, A_PATH, B_PATH, CANVAS, PREFIX, TEMP_PATH, canvas, read_json, temporary, write_json, zip_dir
+from tests.packages import (A_PATH, B_PATH, CANVAS, PREFIX, TEMP_PATH, canvas, drop_temp_card, read_json, temporary,
+                            write_json, zip_dir)
 
 
 def test_demo_counts_and_copies(core, demo):
