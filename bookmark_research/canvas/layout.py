@@ -19,8 +19,6 @@ CANONICAL_FOLDER = {
     "zh": {"permanent": "永久栏目", "temporary": "临时栏目"},
 }
 
-AGENT_GUIDES = frozenset({"AGENTS.md", "CLAUDE.md"})
-
 
 def folder_kind(segment: str) -> SectionFolder | None:
     if segment in PERMANENT_FOLDERS:
@@ -78,11 +76,3 @@ def resolve_reference(reference: str, field: str, known_paths: set[str] | dict[s
         if candidate in known_paths:
             return candidate
     return None
-
-
-def preferred_candidate(reference: str, field: str) -> str:
-    """The path a reference most likely names, for reporting unresolved references."""
-    candidates = reference_candidates(reference, field)
-    if not candidates:
-        raise InvalidInputError(f"{field}: {reference!r} does not name a section file in a protocol folder")
-    return candidates[0]

@@ -11,7 +11,7 @@ from typing import Any
 from bookmark_research.core import models as m
 from bookmark_research.core.app import App
 from bookmark_research.core.registry import operation
-from bookmark_research.errors import NotFoundError, StaleSourceError
+from bookmark_research.errors import StaleSourceError
 from bookmark_research.index.db import read_snapshot
 from bookmark_research.index.schema import SCHEMA_VERSION
 from bookmark_research.index.status import require_source, source_counts, source_record
@@ -301,5 +301,3 @@ def set_setting(app: App, p: m.SetSettingInput) -> dict[str, Any]:
 
     return _settings_view(update({p.key: p.value}, allow_credentials=True))
 
-
-__all__ = ["NotFoundError"]

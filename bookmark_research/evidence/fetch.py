@@ -17,13 +17,13 @@ from bookmark_research.config.settings import Settings, load
 from bookmark_research.core.app import App
 from bookmark_research.errors import InvalidInputError
 from bookmark_research.evidence.archive import PageCapture, save
-from bookmark_research.providers.base import FetchAttempt, ProviderError
+from bookmark_research.providers.base import FetchAttempt, Fetcher, ProviderError
 from bookmark_research.providers.urls import check_url
 
 USABLE = "extracted"
 
 
-def make_fetcher(name: str, settings: Settings) -> Any:
+def make_fetcher(name: str, settings: Settings) -> Fetcher:
     """The fetcher for ``name``; unimplemented providers raise a classified error (no network)."""
     if name == "direct":
         from bookmark_research.providers.direct import DirectFetcher

@@ -74,9 +74,13 @@ class FetchAttempt:
 
 
 class Fetcher(Protocol):
+    """What the fetch waterfall needs from a provider."""
+
     name: str
 
     def fetch(self, urls: list[str], max_characters: int) -> FetchAttempt: ...
+
+    def close(self) -> None: ...
 
 
 class RedactSecrets(logging.Filter):
