@@ -6,15 +6,61 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import click
 
-SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "sample-en"
+if TYPE_CHECKING:
+    from bookmark_research.core.app import App
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SAMPLE = FIXTURES / "sample-en"
+PAGES = FIXTURES / "pages"
 
 
 def _step(title: str, command: str) -> None:
     click.echo("")
     click.secho(f"── {title}", bold=True)
     click.secho(f"$ bookmark-research {command}", dim=True)
+
+
+def _evidence_steps(app: App, data_dir: Path) -> None:
+    """Read two saved pages with the keyless direct fetcher from a local web server, then search them."""
+    import functools
+    import os
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    from bookmark_research.cli import render
+    from bookmark_research.config.settings import update
+    from bookmark_research.core.registry import run
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(PAGES)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    previous = os.environ.get("BOOKMARK_RESEARCH_CONFIG")
+    os.environ["BOOKMARK_RESEARCH_CONFIG"] = str(data_dir / "settings.json")  # the demo's own settings
+    try:
+        # The demo's pages are served from this machine, which direct fetching refuses by default.
+        update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, allow_credentials=False)
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        _step("Read pages with the keyless direct fetcher (a local web server stands in for the web)",
+              f"fetch-web {base}/tokio-tutorial.html {base}/bm25.html --provider direct")
+        fetched = run(app, "fetch_web", {"urls": [f"{base}/tokio-tutorial.html", f"{base}/bm25.html"],
+                                         "provider": "direct"}).model_dump(mode="json")
+        render.fetched(fetched)
+        _step("Everything read is archived and searchable by what the pages say", "search-archive 'work-stealing scheduler'")
+        render.archive(run(app, "search_archive", {"query": "work-stealing scheduler"}).model_dump(mode="json"))
+    finally:
+        server.shutdown()
+        server.server_close()
+        if previous is None:
+            os.environ.pop("BOOKMARK_RESEARCH_CONFIG", None)
+        else:
+            os.environ["BOOKMARK_RESEARCH_CONFIG"] = previous
 
 
 def run_demo(package_path: str | None = None, keep: bool = False) -> int:
@@ -54,6 +100,9 @@ def run_demo(package_path: str | None = None, keep: bool = False) -> int:
 
             _step("Canvas context of a group: nested groups, members, directed edges", "context demo --group 'Rust runtimes'")
             render.context(run(app, "get_context", {"source_id": "demo", "group_id": "Rust runtimes"}).model_dump(mode="json"))
+
+            if PAGES.is_dir():
+                _evidence_steps(app, data_dir)
     except BookmarkResearchError as exc:
         click.echo(f"error: {exc.message}", err=True)
         return 1

@@ -14,7 +14,8 @@ def test_demo_runs_offline_and_leaves_nothing(tmp_path):
     assert "18 bookmarks (15 unique URLs)" in proc.stdout
     assert "Asynchronous Programming in Rust" in proc.stdout
     assert "◀─▶" in proc.stdout and "Traceback" not in proc.stderr
-    assert not (tmp_path / ".local").exists()
+    assert "2/2 page(s) read" in proc.stdout and "[work-stealing] [scheduler]" in proc.stdout
+    assert not (tmp_path / ".local").exists() and not (tmp_path / ".config").exists()
 
 
 def test_sync_search_context_status_json(tmp_path, demo):
