@@ -177,7 +177,8 @@ def doctor(r: dict[str, Any]) -> None:
     ok = click.style("ok", fg="green")
     bad = click.style("missing", fg="red")
     click.echo(f"python   {r['python']}")
-    click.echo(f"sqlite   {r['sqlite']}  fts5 {ok if r['fts5'] else bad}  trigram {ok if r['trigram'] else bad}")
+    click.echo(f"sqlite   {r['sqlite']}  fts5 {ok if r['fts5'] else bad}  trigram {ok if r['trigram'] else bad}  "
+               f"json {ok if r['json1'] else bad}")
     click.echo(f"data dir {r['data_dir']} ({'writable' if r['data_dir_writable'] else 'NOT writable'})")
     click.echo(f"database {r['database']} ({'exists' if r['database_exists'] else 'not created yet'})")
     for p in r["problems"]:

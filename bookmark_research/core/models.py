@@ -343,6 +343,7 @@ class DoctorOutput(Output):
     sqlite: str
     fts5: bool
     trigram: bool
+    json1: bool
     data_dir: str
     database: str
     database_exists: bool

@@ -167,6 +167,11 @@ def doctor(app: App, p: m.DoctorInput) -> dict[str, Any]:
     from bookmark_research.index.db import sqlite_supports
 
     fts5, trigram = sqlite_supports("unicode61"), sqlite_supports("trigram")
+    try:
+        sqlite3.connect(":memory:").execute("SELECT value FROM json_each('[1]')").fetchall()
+        json1 = True
+    except sqlite3.Error:
+        json1 = False
     problems: list[str] = []
     writable, why = _writable(app.data_dir)
     if not writable:
@@ -177,11 +182,14 @@ def doctor(app: App, p: m.DoctorInput) -> dict[str, Any]:
         problems.append(f"database {app.db_path} is read-only")
     if not fts5:
         problems.append("this Python's SQLite lacks FTS5")
+    if not json1:
+        problems.append("this Python's SQLite lacks the JSON functions (folder-path and page-text search use them)")
     next_step = None
     if problems:
         next_step = ("export BOOKMARK_RESEARCH_DATA_DIR=/a/writable/folder (or pass --data-dir)" if not writable or
-                     (db_exists and not db_writable) else "install a Python whose SQLite has FTS5")
+                     (db_exists and not db_writable) else "install a Python whose SQLite has FTS5 and JSON")
     return {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version, "fts5": fts5, "trigram": trigram,
+            "json1": json1,
             "data_dir": str(app.data_dir), "database": str(app.db_path), "database_exists": db_exists,
             "data_dir_writable": writable, "database_writable": db_writable, "ready": not problems,
             "problems": problems, "next_step": next_step}
