@@ -176,3 +176,13 @@ def test_watch_command_prints_json_lines_and_stops(live):
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert '"stopped"' in out and "Traceback" not in err
+
+
+def test_explicit_sync_waits_for_git(live):
+    core, pkg = live
+    lock = pkg.parent / ".git" / "index.lock"
+    lock.write_text("")
+    with pytest.raises(BookmarkResearchError, match="Git is updating"):
+        core.sync(pkg, source_id="L")
+    lock.unlink()
+    assert core.sync(pkg, source_id="L")["changed_files"] == 0

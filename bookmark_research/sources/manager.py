@@ -114,6 +114,12 @@ def sync_package(
             raise InvalidInputError(f"{pkg.input_path.name}: a single card is a partial export; use --completeness partial")
         if mode == "live":
             raise InvalidInputError(f"{pkg.input_path.name}: live sources require a package directory")
+    if pkg.input_kind == "directory" and mode != "snapshot" and in_git_worktree(pkg.input_path):
+        from bookmark_research.sources.live import git_busy
+
+        if git_busy(pkg.input_path):
+            raise ConflictError(f"{pkg.input_path}: Git is updating this folder (a lock file is present); "
+                                "retry once it has finished")
     if mode == "live" and pkg.input_kind != "directory":
         raise InvalidInputError(f"{pkg.input_path.name}: live sources require a package directory, not a {pkg.input_kind}")
 
