@@ -18,7 +18,7 @@ from bookmark_research.index.db import transaction
 from bookmark_research.index.status import require_source, source_counts
 from bookmark_research.index.writer import Progress, sha256_hex, sync_index
 from bookmark_research.sources import snapshots
-from bookmark_research.sources.live import observe
+from bookmark_research.sources.live import git_busy, observe
 from bookmark_research.sources.reader import PackageInput, read_input
 
 MODES = ("snapshot", "live")
@@ -115,8 +115,6 @@ def sync_package(
         if mode == "live":
             raise InvalidInputError(f"{pkg.input_path.name}: live sources require a package directory")
     if pkg.input_kind == "directory" and mode != "snapshot" and in_git_worktree(pkg.input_path):
-        from bookmark_research.sources.live import git_busy
-
         if git_busy(pkg.input_path):
             raise ConflictError(f"{pkg.input_path}: Git is updating this folder (a lock file is present); "
                                 "retry once it has finished")
