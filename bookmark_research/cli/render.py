@@ -137,6 +137,8 @@ def search(r: dict[str, Any]) -> None:
         click.echo(f"… more: --offset {r['next_offset']}")
     if r.get("anchor_of"):
         click.echo(f"note: {r['anchor_note']}")
+    if r["refresh"].get("note"):
+        click.secho(f"note: {r['refresh']['note']}", fg="yellow")
     for m in r.get("canvas_matches") or []:
         label = m.get("label") or m.get("text") or ""
         click.echo(f"canvas {m['kind']}: {_cut(label, width - 20)} ({m.get('node_id') or m.get('edge_id')})")
@@ -144,6 +146,8 @@ def search(r: dict[str, Any]) -> None:
 
 def context(r: dict[str, Any]) -> None:
     width = _width()
+    if r["refresh"].get("note"):
+        click.secho(f"note: {r['refresh']['note']}", fg="yellow")
     c = r["counts"]
     click.echo(f"{c['sections']} section(s), {c['instances']} bookmark instances, {c['unique_urls']} unique URLs "
                f"(copies not counted)")
