@@ -162,3 +162,18 @@ def test_auth_placement_per_provider(monkeypatch):
     assert remote_mcp.RemoteMCP("parallel", Settings()).headers["Authorization"] == "Bearer k2"
     tavily = remote_mcp.RemoteMCP("tavily", Settings()).headers
     assert tavily["Authorization"] == "Bearer k3" and "X-Tavily-Access-Mode" not in tavily
+
+
+def test_one_session_per_provider_for_many_queries(core, remote, monkeypatch):
+    opened = []
+    real = remote_mcp.RemoteMCP._open
+
+    def counting(self):
+        opened.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(remote_mcp.RemoteMCP, "_open", counting)
+    update({"search.providers": ["exa"], "search.fallback_providers": []}, allow_credentials=False)
+    out = core("search_web", targets=[{"target": str(n), "query": f"query {n}"} for n in range(4)])
+    assert out["successful_provider_count"] == 1 and len(SEEN["exa"]) == 4
+    assert opened == ["exa"]  # one handshake for four queries

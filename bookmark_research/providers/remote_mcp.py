@@ -8,11 +8,14 @@ Only arguments the remote tool's input schema declares are sent.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.from_thread
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -129,7 +132,12 @@ def _text_of(row: dict[str, Any]) -> str:
 
 
 class RemoteMCP:
-    """One remote MCP provider, used for search or fetch."""
+    """One remote MCP provider, used for search or fetch.
+
+    The first call opens one session (initialize + tools/list) on an event loop running in a helper
+    thread; later calls on the same instance reuse it, so a search over twelve targets costs one
+    handshake, not twelve. :meth:`close` ends the session.
+    """
 
     def __init__(self, name: str, settings: Settings) -> None:
         self.name = name
@@ -142,49 +150,74 @@ class RemoteMCP:
         elif name == "tavily":
             self.headers["X-Tavily-Access-Mode"] = "keyless"
         self.credentialed = bool(key)
+        self._portal_cm: Any = None
+        self._portal: Any = None
+        self._session_cm: Any = None
+        self._session: tuple[Any, dict[str, Any]] | None = None
+        self._broken: ProviderError | None = None
 
-    def close(self) -> None:
-        pass
-
-    def _call(self, purpose: str, args: dict[str, Any]) -> Any:
-        try:
-            return anyio.run(self._session, purpose, args)
-        except ProviderError:
-            raise
-        except BaseException as exc:  # exception groups from the SDK's task group included
-            raise self._classify(exc) from None
-
-    async def _session(self, purpose: str, args: dict[str, Any]) -> Any:
+    @contextlib.asynccontextmanager
+    async def _open(self) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
         http = httpx2.AsyncClient(headers=self.headers, trust_env=not self.credentialed,
                                   timeout=httpx2.Timeout(self.timeout, connect=3.0))
         async with http, Client(streamable_http_client(self.endpoint, http_client=http)) as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            tool = next((tools[n] for n in TOOLS[self.name][purpose] if n in tools), None)
-            if tool is None:
-                raise ProviderError("capability_unavailable",
-                                    f"{self.name}: the server does not offer its {purpose} tool")
-            result = await client.call_tool(tool.name, _fit(self.name, tool.input_schema, args, purpose))
-            if result.is_error:
-                _records(result)  # classify error envelopes first
-                raise ProviderError("tool_error", f"{self.name}: the {purpose} tool reported an error")
-            return tool.name, result
+            yield client, {t.name: t for t in (await client.list_tools()).tools}
+
+    def _connected(self) -> tuple[Any, dict[str, Any]]:
+        if self._broken is not None:
+            raise self._broken
+        if self._session is None:
+            try:
+                self._portal_cm = anyio.from_thread.start_blocking_portal()
+                self._portal = self._portal_cm.__enter__()
+                self._session_cm = self._portal.wrap_async_context_manager(self._open())
+                self._session = self._session_cm.__enter__()
+            except Exception as exc:  # exception groups from the SDK's task group included
+                self._broken = exc if isinstance(exc, ProviderError) else self._classify(exc)
+                self.close()
+                raise self._broken from None
+        return self._session
+
+    def close(self) -> None:
+        for attr in ("_session_cm", "_portal_cm"):
+            cm = getattr(self, attr)
+            setattr(self, attr, None)
+            if cm is not None:
+                try:
+                    cm.__exit__(None, None, None)
+                except BaseException:  # closing a failed session must not hide the original error
+                    pass
+        self._session = self._portal = None
+
+    def _call(self, purpose: str, args: dict[str, Any]) -> Any:
+        client, tools = self._connected()
+        tool = next((tools[n] for n in TOOLS[self.name][purpose] if n in tools), None)
+        if tool is None:
+            raise ProviderError("capability_unavailable", f"{self.name}: the server does not offer its {purpose} tool")
+        arguments = _fit(self.name, tool.input_schema, args, purpose)
+        try:
+            result = self._portal.call(client.call_tool, tool.name, arguments)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self._classify(exc) from None
+        if result.is_error:
+            _records(result)  # classify error envelopes first
+            raise ProviderError("tool_error", f"{self.name}: the {purpose} tool reported an error")
+        return tool.name, result
 
     def probe(self) -> dict[str, Any]:
         """Initialize and list tools (no tool call, no quota used); report what search and fetch would use."""
-
-        async def listing() -> list[str]:
-            http = httpx2.AsyncClient(headers=self.headers, trust_env=not self.credentialed,
-                                      timeout=httpx2.Timeout(self.timeout, connect=3.0))
-            async with http, Client(streamable_http_client(self.endpoint, http_client=http)) as client:
-                return sorted(t.name for t in (await client.list_tools()).tools)
-
         try:
-            names = anyio.run(listing)
-        except BaseException as exc:
-            return {"status": "error", **self._classify(exc).to_dict()}
-        capabilities = {purpose: {"status": "supported", "tool": next(n for n in tools if n in names)}
-                        if any(n in names for n in tools) else {"status": "unsupported"}
-                        for purpose, tools in TOOLS[self.name].items()}
+            _, tools = self._connected()
+        except ProviderError as exc:
+            return {"status": "error", **exc.to_dict()}
+        finally:
+            self.close()
+        names = sorted(tools)
+        capabilities = {purpose: {"status": "supported", "tool": next(n for n in wanted if n in names)}
+                        if any(n in names for n in wanted) else {"status": "unsupported"}
+                        for purpose, wanted in TOOLS[self.name].items()}
         return {"status": "ok", "tools": names, "capabilities": capabilities}
 
     def _classify(self, exc: BaseException) -> ProviderError:
