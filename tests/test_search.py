@@ -214,3 +214,19 @@ def test_version_1_index_is_upgraded_in_place(core, demo):
     assert core.app.connect().execute("PRAGMA user_version").fetchone()[0] == 3
     assert core.total("d", "示例公司甲") == 1 and core.total("d", "examplebeta") == 1
     assert core.total("d", "研究") == 2  # folder path through the character index
+
+
+def test_compact_output_shares_rows(d):
+    full = d.search("d", "example", "示例", limit=10)
+    small = d.search("d", "example", "示例", limit=10, compact=True)
+    assert small["compact_format"] == "bookmark-search-v1" and small["results"] == []
+    assert (small["total"], small["next_offset"]) == (full["total"], full["next_offset"])
+    assert [small["rows"][k]["item_id"] for k in small["result_refs"]] == [r["item_id"] for r in full["results"]]
+    for compact_page, full_page in zip(small["targets"], full["targets"]):
+        assert [small["rows"][k]["item_id"] for k in compact_page["result_refs"]] == [
+            r["item_id"] for r in full_page["results"]]
+    single = d.search("d", "example", limit=10, compact=True)  # one target: its page is the union page
+    assert single["targets"][0]["result_refs"] == single["result_refs"] and len(single["rows"]) == len(
+        single["result_refs"])
+    alpha = d.search("d", "https://example.test/alpha", compact=True)
+    assert len(alpha["rows"]) == 2 and "source" not in next(iter(alpha["rows"].values()))  # one URL, two instances

@@ -239,12 +239,13 @@ def config_set(ctx: click.Context, key: str, value: str, as_json: bool) -> None:
 @click.option("--order", type=click.Choice(["relevance", "tree"]), default="relevance", show_default=True)
 @click.option("--no-refresh", is_flag=True, help="Live sources: read the last index without checking the folder.")
 @click.option("--content", is_flag=True, help="Match the archived text of the bookmarked pages (see fetch-web).")
+@click.option("--compact", is_flag=True, help="JSON with each row once in a shared map (implies --json).")
 @json_option
 @click.pass_context
 def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: tuple[str, ...], section: str | None,
            group_id: str | None, folder_id: str | None, tags: tuple[str, ...], tag_colors: tuple[str, ...],
            item_types: tuple[str, ...], limit: int, offset: int, count_only: bool, order: str, no_refresh: bool,
-           content: bool, as_json: bool) -> None:
+           content: bool, compact: bool, as_json: bool) -> None:
     """Search a source's bookmarks (QUERY words form one target)."""
     from bookmark_research.cli import render
 
@@ -253,7 +254,8 @@ def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: 
         "source_id": source_id, "targets": all_targets, "section": section, "group_id": group_id,
         "folder_id": folder_id, "tags": list(tags), "tag_colors": list(tag_colors),
         "item_types": list(item_types) or None, "limit": limit, "offset": offset, "count_only": count_only,
-        "order": order, "refresh": not no_refresh, "content": content}, as_json, render.search)
+        "order": order, "refresh": not no_refresh, "content": content, "compact": compact}, as_json or compact,
+        render.search)
 
 
 @cli.command("fetch-web")

@@ -219,6 +219,7 @@ class SearchInput(Input):
     order: Literal["relevance", "tree"] = Field("relevance", description="BM25 relevance or the canvas tree order")
     refresh: bool = Field(True, description="Check a live source's folder first (false: read the last index as is)")
     content: bool = Field(False, description="Match the archived text of the bookmarked pages instead of their fields")
+    compact: bool = Field(False, description="Rows once in a shared map; result lists become references (r1, r2, …)")
 
     @field_validator("item_types")
     @classmethod
@@ -271,6 +272,7 @@ class TargetPage(Output):
     offset: int
     next_offset: int | None
     results: list[BookmarkRow]
+    result_refs: list[str] | None = None
 
 
 class SearchCounts(Output):
@@ -301,6 +303,9 @@ class SearchOutput(Output):
     canvas_match_note: str | None = None
     source: SourceRecord
     refresh: RefreshInfo
+    result_refs: list[str] | None = None
+    rows: dict[str, JSON] | None = None
+    compact_format: str | None = None
 
 
 class ContextInput(Input):

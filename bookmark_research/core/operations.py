@@ -128,6 +128,10 @@ def search_bookmarks(app: App, p: m.SearchInput) -> dict[str, Any]:
                      limit=p.limit, offset=p.offset, count_only=p.count_only, order=p.order, content=p.content)
         result["source"] = source_record(conn, p.source_id)
     result["refresh"] = freshness
+    if p.compact:
+        from bookmark_research.index.search import compact
+
+        compact(result)
     return result
 
 

@@ -377,3 +377,34 @@ def search_bookmarks(
 
 def _next(offset: int, returned: int, total: int) -> int | None:
     return offset + returned if returned and offset + returned < total else None
+
+
+COMPACT_FORMAT = "bookmark-search-v1"
+_ALIASES = ("source", "section", "item")
+
+
+def compact(result: dict[str, Any]) -> dict[str, Any]:
+    """Replace result lists with references into one shared ``rows`` map (``r1``, ``r2``, …).
+
+    Identical rows (same instance, same content) are stored once; instances that share a URL stay
+    separate rows. Alias fields are dropped from the rows. Totals and offsets are unchanged.
+    """
+    rows: dict[str, dict[str, Any]] = {}
+    keys: dict[str, str] = {}
+
+    def ref(row: dict[str, Any]) -> str:
+        slim = {k: v for k, v in row.items() if k not in _ALIASES}
+        signature = json.dumps(slim, sort_keys=True, ensure_ascii=False)
+        if signature not in keys:
+            keys[signature] = f"r{len(keys) + 1}"
+            rows[keys[signature]] = slim
+        return keys[signature]
+
+    result["result_refs"] = [ref(r) for r in result.pop("results")]
+    result["results"] = []
+    for target in result["targets"]:
+        target["result_refs"] = [ref(r) for r in target.pop("results")]
+        target["results"] = []
+    result["rows"] = rows
+    result["compact_format"] = COMPACT_FORMAT
+    return result
