@@ -93,6 +93,16 @@ def section_header(raw: dict[str, Any], file_path: str) -> SectionHeader:
     return validate(SectionHeader, header_raw, file_path)
 
 
+def default_section_id(header: SectionHeader) -> str | None:
+    """The section id: the JSON ``id``, else the exporter's convention for permanent sections."""
+    if header.id or header.sectionType != "permanent":
+        return header.id
+    if header.is_anchor:
+        return f"permanent-section-copy-{header.copyId}"
+    slot = (header.slot or "").strip()
+    return "permanent-section" if slot == "A" else f"permanent-section-{slot}"
+
+
 def parse_section_object(raw: dict[str, Any], file_path: str) -> ParsedSection:
     header = section_header(raw, file_path)
     header_raw = {k: v for k, v in raw.items() if k not in _BODY_KEYS}
@@ -118,11 +128,9 @@ def _parse_permanent(raw: dict[str, Any], header: SectionHeader, header_raw: dic
         if header.inheritFrom is None:
             raise InvalidInputError(f"{path}: field inheritFrom: a copy anchor needs the path of its primary")
         check_reference(header.inheritFrom, f"{path}: field inheritFrom")
-        sid = header.id or f"permanent-section-copy-{header.copyId}"
-        return ParsedSection(path, sid, "permanent", "copy", slot, slot, header.title, header.descriptionMd,
+        return ParsedSection(path, default_section_id(header), "permanent", "copy", slot, slot, header.title, header.descriptionMd,
                              True, header.inheritFrom, header_raw)
-    sid = header.id or ("permanent-section" if slot == "A" else f"permanent-section-{slot}")
-    section = ParsedSection(path, sid, "permanent", "permanent", slot, slot, header.title, header.descriptionMd,
+    section = ParsedSection(path, default_section_id(header), "permanent", "permanent", slot, slot, header.title, header.descriptionMd,
                             False, None, header_raw)
     tree = raw.get("tree")
     if isinstance(tree, dict):

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import StorageError
 from bookmark_research.evidence.index import index_capture
@@ -95,7 +96,7 @@ def save(app: App, *, provider: str, tool: str, request: dict[str, Any], respons
             entries.append(entry)
         manifest = {
             "format": "bookmark-research-capture", "schema_version": 1, "capture_id": capture_id,
-            "archived_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "archived_at": iso(),
             "provider": provider, "tool": tool, "retrieved_at": retrieved_at, "request": request,
             "response_file": "response.json", "response_sha256": hashlib.sha256(raw).hexdigest(),
             "page_store": "content_addressed", "completeness": "unknown", "pages": entries,

@@ -96,7 +96,8 @@ def page_match(terms: list[str]) -> tuple[str, list[Any]]:
             "SELECT a.id AS id, a.score + b.score AS score FROM a JOIN b ON a.id = b.id"), params
 
 
-def _read(path: str) -> str:
+def read_body(path: str) -> str:
+    """An archived page body; empty when the file is gone."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError:
@@ -128,7 +129,7 @@ def search_archive(conn: sqlite3.Connection | None, query: str, *, url: str | No
             "WHERE page_id=? ORDER BY retrieved_at DESC, capture_id DESC", (page_id,)).fetchall()
         out["results"].append({
             "sha256": digest, "characters": characters, "score": round(-score, 6), "body_path": body_path,
-            "snippet": highlight(_read(body_path), terms, width=200),
+            "snippet": highlight(read_body(body_path), terms, width=200),
             "occurrences": [{"url": u, "returned_url": r, "title": t, "capture_id": c, "provider": p,
                              "retrieved_at": at} for u, r, t, c, p, at in seen],
         })

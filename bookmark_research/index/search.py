@@ -9,7 +9,6 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 from bookmark_research.index.db import has_trigram
@@ -146,13 +145,6 @@ def _page(candidates: list[Candidate], order: str, limit: int, offset: int) -> t
         key = lambda c: (c[3], c[4], c[5])  # noqa: E731
     page = heapq.nsmallest(offset + limit, candidates, key=key)[offset:]
     return total, unique_urls, [(c[0], c[1]) for c in page]
-
-
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError:
-        return ""
 
 
 def _content_candidates(conn: sqlite3.Connection, scope: Scope, terms: list[str],
@@ -336,8 +328,10 @@ def search_bookmarks(
             if score:
                 row["score"] = round(-score, 6)
             if terms and content:
+                from bookmark_research.evidence.index import read_body
+
                 body = pages.get(row["url"])
-                text = highlight(_read(body), terms, width=160) if body else None
+                text = highlight(read_body(body), terms, width=160) if body else None
                 row["snippet"] = {"field": "page", "text": text} if text else None
             elif terms:
                 row["snippet"] = _snippet(row, terms)

@@ -5,16 +5,12 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from bookmark_research.clock import iso
 from bookmark_research.evidence.archive import PageCapture
 
 USER_AGENT = "bookmark-research/0.1 (+https://github.com/bookmark-research; local evidence fetcher)"
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class ProviderError(Exception):
@@ -69,7 +65,7 @@ class FetchAttempt:
     pages: list[PageCapture]
     raw: Any = None
     raw_name: str = "response.json"
-    retrieved_at: str = field(default_factory=now_iso)
+    retrieved_at: str = field(default_factory=iso)
     error: ProviderError | None = None  # the whole attempt failed (no response)
 
 

@@ -16,7 +16,8 @@ import httpx
 from lxml import etree
 
 from bookmark_research.config.settings import Settings, credential, load
-from bookmark_research.providers.base import USER_AGENT, ProviderError, classify_http, now_iso
+from bookmark_research.clock import iso
+from bookmark_research.providers.base import USER_AGENT, ProviderError, classify_http
 
 OPENALEX = "https://api.openalex.org/works"
 SEMANTIC_SCHOLAR = "https://api.semanticscholar.org/graph/v1/paper/search"
@@ -49,7 +50,7 @@ def _record(provider: str, **fields: Any) -> dict[str, Any]:
     record = {"id": fields.get("id"), "title": fields.get("title"), "authors": fields.get("authors") or [],
               "year": fields.get("year"), "venue": fields.get("venue"), "doi": normalise_doi(fields.get("doi")),
               "url": fields.get("url"), "abstract": fields.get("abstract"), "providers": [provider],
-              "ids": {provider: fields.get("id")}, "retrieved_at": now_iso()}
+              "ids": {provider: fields.get("id")}, "retrieved_at": iso()}
     if isinstance(record["title"], str):
         record["title"] = " ".join(html.unescape(record["title"]).split())
     return record

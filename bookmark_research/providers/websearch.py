@@ -15,7 +15,8 @@ from typing import Any
 
 from bookmark_research.config.settings import Settings, credential, load
 from bookmark_research.errors import InvalidInputError
-from bookmark_research.providers.base import ProviderError, now_iso
+from bookmark_research.clock import iso
+from bookmark_research.providers.base import ProviderError
 from bookmark_research.providers.urls import canonical_url
 
 RRF_K = 60
@@ -67,7 +68,7 @@ def _run_provider(name: str, queries: list[tuple[str, str]], limit: int, setting
         setup_error = exc
     try:
         for target, query in queries:
-            batch: dict[str, Any] = {"provider": name, "target": target, "query": query, "retrieved_at": now_iso(),
+            batch: dict[str, Any] = {"provider": name, "target": target, "query": query, "retrieved_at": iso(),
                                      "results": []}
             error = setup_error or _cooling(name)
             if error is not None and setup_error is None:

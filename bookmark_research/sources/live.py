@@ -20,11 +20,11 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from bookmark_research.canvas.layout import PROTOCOL_FOLDERS
+from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import BookmarkResearchError
 from bookmark_research.index.db import transaction
@@ -42,10 +42,6 @@ HEARTBEAT_SECONDS = 15.0
 class Timing:
     debounce: float = DEFAULT_DEBOUNCE
     deletion_grace: float = DEFAULT_DELETION_GRACE
-
-
-def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def git_dirs(folder: Path) -> list[Path]:

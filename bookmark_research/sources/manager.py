@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from bookmark_research.canvas.layout import CANONICAL_FOLDER, path_language
-from bookmark_research.canvas.sections import section_header
+from bookmark_research.canvas.sections import default_section_id, section_header
 from bookmark_research.canvas.strictjson import load_object
+from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
 from bookmark_research.index.db import transaction
@@ -23,10 +23,6 @@ from bookmark_research.sources.reader import PackageInput, read_input
 
 MODES = ("snapshot", "live")
 COMPLETENESS = ("partial", "complete")
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def in_git_worktree(path: Path) -> bool:
@@ -75,11 +71,7 @@ def _card_path(conn: Any, source_id: str | None, name: str, data: bytes) -> str:
     """Where a single card lives in the package: its known path, else the source's protocol folder."""
     raw = load_object(data, name)
     header = section_header(raw, name)
-    sid = header.id
-    if header.sectionType == "permanent" and not sid:
-        slot = header.slot or ""
-        sid = f"permanent-section-copy-{header.copyId}" if header.is_anchor else (
-            "permanent-section" if slot == "A" else f"permanent-section-{slot}")
+    sid = default_section_id(header)
     if source_id is not None and sid:
         row = conn.execute("SELECT file_path FROM sections WHERE source_id=? AND section_id=?", (source_id, sid)).fetchone()
         if row:
@@ -164,7 +156,7 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
         (name, data), = files.items()
         files = {_card_path(conn, None if is_new else source_id, name, data): data}
 
-    stamp = now_iso()
+    stamp = iso()
     if is_new:
         conn.execute(
             "INSERT INTO sources (source_id, mode, completeness, input_path, input_kind, state, created_at) "
@@ -216,7 +208,7 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
     state = "current" if mode == "live" else "snapshot"
     record: dict[str, Any] = {}
     if mode == "live":  # what this ingest saw, so freshness checks can tell later edits apart
-        record = {"observed": observe(input_path, {p: sha256_hex(b) for p, b in files.items()}), "checked_at": stamp}
+        record = {"observed": observe(input_path, {p: indexed[p] for p in files}), "checked_at": stamp}
     conn.execute(
         "UPDATE sources SET mode=?, completeness=?, input_path=?, input_kind=?, package_path=?, version_id=?, "
         "state=?, last_sync=?, retained_missing_json=?, record_json=? WHERE source_id=?",
