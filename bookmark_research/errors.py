@@ -56,3 +56,9 @@ class StorageError(BookmarkResearchError):
     """The data directory or database cannot be used."""
 
     kind = "storage"
+
+
+class BusyError(BookmarkResearchError):
+    """Another process holds the lock on this record; retrying shortly is safe."""
+
+    kind = "busy"

@@ -14,67 +14,7 @@ from typing import Any
 
 import click
 
-
-def _configure_stdio() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[union-attr]
-        except (AttributeError, ValueError):
-            pass
-
-
-def _app(ctx: click.Context) -> Any:
-    from bookmark_research.core.app import App
-
-    root = ctx.find_root()
-    if root.obj is None:
-        root.obj = App(root.params.get("data_dir"))
-        root.call_on_close(root.obj.close)
-    return root.obj
-
-
-def _fail(message: str, kind: str, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps({"error": message, "error_kind": kind}, ensure_ascii=False))
-    click.echo(f"error: {message}", err=True)
-    sys.exit(1)
-
-
-def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bool,
-           render: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Run operation ``name`` and print its result; every failure becomes one line and exit 1."""
-    from bookmark_research.errors import BookmarkResearchError
-
-    arguments = {k: v for k, v in arguments.items() if v is not None}
-    try:
-        from bookmark_research.core.registry import run
-
-        result = run(_app(ctx), name, arguments).model_dump(mode="json", exclude_none=False)
-    except BookmarkResearchError as exc:
-        _fail(exc.message, exc.kind, as_json)
-    except KeyboardInterrupt:
-        click.echo("error: interrupted; nothing was changed", err=True)
-        sys.exit(130)
-    except Exception as exc:  # never show a traceback to the user
-        if os.environ.get("BOOKMARK_RESEARCH_DEBUG"):
-            raise
-        _fail(f"internal error ({type(exc).__name__}: {exc}); set BOOKMARK_RESEARCH_DEBUG=1 for details",
-              "internal", as_json)
-    if as_json:
-        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
-    elif render is not None:
-        render(result)
-    from bookmark_research.core.registry import OPERATIONS
-
-    failure = OPERATIONS[name].failure
-    message = failure(result) if failure is not None else None
-    if message:
-        click.echo(f"error: {message}", err=True)
-        sys.exit(1)
-    return result
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON (stable keys).")
+from bookmark_research.cli.common import _app, _configure_stdio, _fail, invoke, json_option
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -73,6 +73,25 @@ class ScholarlySettings(_Section):
     _check = field_validator("providers")(_unique)
 
 
+def _absolute_or_none(value: str | None) -> str | None:
+    if value is not None and not Path(value).expanduser().is_absolute():
+        raise ValueError("must be an absolute path (or null for the default)")
+    return value
+
+
+class OutputSettings(_Section):
+    directory: str | None = Field(None, description="Where research sessions are kept (default: <data dir>/research)")
+
+    _check = field_validator("directory")(_absolute_or_none)
+
+
+class WikiSettings(_Section):
+    directory: str | None = Field(None, description="Where the wiki is kept (default: <data dir>/wiki)")
+    after_research: Literal["suggest", "auto", "off"] = "suggest"
+
+    _check = field_validator("directory")(_absolute_or_none)
+
+
 class Credentials(_Section):
     EXA_API_KEY: str | None = None
     PARALLEL_API_KEY: str | None = None
@@ -90,6 +109,8 @@ class Settings(_Section):
     archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
     direct: DirectSettings = Field(default_factory=DirectSettings)
     scholarly: ScholarlySettings = Field(default_factory=ScholarlySettings)
+    output: OutputSettings = Field(default_factory=OutputSettings)
+    wiki: WikiSettings = Field(default_factory=WikiSettings)
     credentials: Credentials = Field(default_factory=Credentials)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,17 @@ class Operation:
 
 OPERATIONS: dict[str, Operation] = {}
 
+#: The module that defines each operation, by stage. A front end imports only the module of the
+#: operation it runs, so one CLI call does not build every stage's models. ``tests/test_registry.py``
+#: checks this table against what the modules register.
+MODULES: dict[str, tuple[str, ...]] = {
+    "bookmark_research.core.operations": (
+        "sync_package", "index_status", "source_history", "source_restore", "source_remove", "source_merge",
+        "search_bookmarks", "get_context", "doctor", "search_archive", "fetch_web", "search_web",
+        "search_providers", "literature_search", "search_plan", "get_settings", "update_settings", "set_setting",
+    ),
+}
+
 
 def operation(name: str, cli: str, input_model: type[BaseModel], output_model: type[BaseModel], *,
               read_only: bool = True, mcp: bool = True, failure: Callable[[dict[str, Any]], str | None] | None = None,
@@ -40,9 +52,19 @@ def operation(name: str, cli: str, input_model: type[BaseModel], output_model: t
     return register
 
 
+def get(name: str) -> Operation:
+    """The registered operation ``name``, importing only the module that defines it."""
+    if name not in OPERATIONS:
+        module = next((mod for mod, names in MODULES.items() if name in names), None)
+        if module is None:
+            raise KeyError(name)
+        importlib.import_module(module)
+    return OPERATIONS[name]
+
+
 def parse_input(name: str, arguments: dict[str, Any]) -> BaseModel:
     """Validate arguments for operation ``name``; a one-line error names the field."""
-    op = OPERATIONS[name]
+    op = get(name)
     try:
         return op.input_model.model_validate(arguments)
     except ValidationError as exc:
@@ -53,14 +75,13 @@ def parse_input(name: str, arguments: dict[str, Any]) -> BaseModel:
 
 def run(app: App, name: str, arguments: dict[str, Any]) -> BaseModel:
     """Validate, execute and shape the output of one operation."""
-    import bookmark_research.core.operations  # noqa: F401  (registers the operations)
-
-    op = OPERATIONS[name]
+    op = get(name)
     params = parse_input(name, arguments)
     return op.output_model.model_validate(op.func(app, params))
 
 
 def all_operations() -> dict[str, Operation]:
-    import bookmark_research.core.operations  # noqa: F401
-
-    return OPERATIONS
+    """Every operation, in the order of :data:`MODULES` (the MCP server's tool list)."""
+    for module in MODULES:
+        importlib.import_module(module)
+    return {name: OPERATIONS[name] for names in MODULES.values() for name in names}

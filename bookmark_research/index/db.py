@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from bookmark_research.canvas.layout import PROTOCOL_FOLDERS
+from bookmark_research.paths import enclosing_package
 from bookmark_research.errors import StorageError
 from bookmark_research.index import schema
 from bookmark_research.index.text import char_text
@@ -26,16 +26,6 @@ def sqlite_supports(tokenizer: str) -> bool:
         conn.close()
 
 
-def _inside_package(path: Path) -> Path | None:
-    for folder in path.parents:
-        try:
-            if any((folder / name).is_dir() for name in PROTOCOL_FOLDERS) or any(folder.glob("*.canvas")):
-                return folder
-        except OSError:
-            continue
-    return None
-
-
 def _configure(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
@@ -49,7 +39,7 @@ def connect(db_path: Path, *, create: bool = True) -> sqlite3.Connection | None:
     if not db_path.exists():
         if not create:
             return None
-        package = _inside_package(db_path)
+        package = enclosing_package(db_path.parent)
         if package is not None:
             raise StorageError(
                 f"{db_path}: the database must be outside imported package directories (found package at {package}); "
