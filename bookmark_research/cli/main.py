@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from bookmark_research.cli.common import _app, _configure_stdio, _fail, invoke, json_option
+from bookmark_research.cli.wiki import wiki
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -410,6 +411,9 @@ def demo(package_path: str | None, keep: bool) -> None:
     from bookmark_research.demo import run_demo
 
     sys.exit(run_demo(package_path, keep))
+
+
+cli.add_command(wiki)
 
 
 def main() -> None:

@@ -38,6 +38,9 @@ MODULES: dict[str, tuple[str, ...]] = {
         "search_bookmarks", "get_context", "doctor", "search_archive", "fetch_web", "search_web",
         "search_providers", "literature_search", "search_plan", "get_settings", "update_settings", "set_setting",
     ),
+    "bookmark_research.core.wiki_ops": (
+        "wiki_write", "wiki_acknowledge", "wiki_get", "wiki_list", "wiki_search", "wiki_lint",
+    ),
 }
 
 

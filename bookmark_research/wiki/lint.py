@@ -1,0 +1,239 @@
+"""``wiki_lint``: every check the wiki can make without judging the prose.
+
+Per page: the revision chain's hashes (``artifact_error``), the evidence, input freshness and links
+of the current record (see :mod:`~bookmark_research.wiki.validation`), links written in section text
+(``broken_prose_link``), the current view (``view_missing`` / ``view_stale``), the wiki's copies of
+saved evidence, and every relative link in every rendered file — revisions, ``pages/`` and
+``index.md`` — parsed with markdown-it-py and resolved to an existing file and heading anchor
+(``broken_relative_link``). Across pages: ``orphan_page`` (no page links to it), ``duplicate_topic``
+(titles equal after normalisation) and the catalogue (``catalog_missing`` / ``catalog_stale``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import unicodedata
+from typing import Any
+from urllib.parse import unquote
+
+from bookmark_research.errors import BookmarkResearchError
+from bookmark_research.wiki import render
+from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
+from bookmark_research.wiki.markdown import author_parser, classify, outline
+from bookmark_research.wiki.store import Wiki, sha256
+from bookmark_research.wiki.validation import issue, record_issues
+
+BOUNDARY = ("Checks current source reviews, active claims, saved quotes, hashes, links, revision history and the "
+            "rendered Markdown only.")
+
+
+class _Files:
+    """Rendered files read and parsed at most once per lint run (headings, anchors and links)."""
+
+    def __init__(self, wiki: Wiki) -> None:
+        self.wiki = wiki
+        self._outlines: dict[str, tuple[set[str], list[tuple[str, int]]] | None] = {}
+
+    def outline(self, rel: str) -> tuple[set[str], list[tuple[str, int]]] | None:
+        if rel not in self._outlines:
+            try:
+                text = self.wiki.read_bytes(rel).decode("utf-8")
+            except (BookmarkResearchError, UnicodeDecodeError):
+                self._outlines[rel] = None
+            else:
+                headings, links = outline(text)
+                self._outlines[rel] = ({anchor for _, _, anchor in headings}, links)
+        return self._outlines[rel]
+
+    def exists(self, rel: str) -> bool:
+        try:
+            return self.wiki.path(rel).is_file()
+        except BookmarkResearchError:
+            return False
+
+    def broken_links(self, rel: str) -> list[tuple[str, int, str]]:
+        """``(href, line, reason)`` for each relative link in ``rel`` that does not resolve."""
+        parsed = self.outline(rel)
+        if parsed is None:
+            return [("", 0, "file missing or unreadable")]
+        anchors, links = parsed
+        base = posixpath.dirname(rel)
+        broken = []
+        for href, line in links:
+            if re.match(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:|//)", href):
+                continue
+            path, _, anchor = href.partition("#")
+            anchor = unquote(anchor)
+            if not path:
+                if anchor and anchor not in anchors:
+                    broken.append((href, line, f"no heading with anchor #{anchor}"))
+                continue
+            target = posixpath.normpath(posixpath.join(base, unquote(path)))
+            if target == ".." or target.startswith("../") or target.startswith("/"):
+                broken.append((href, line, "points outside the wiki folder"))
+            elif not self.exists(target):
+                broken.append((href, line, "target file does not exist"))
+            elif anchor and target.endswith(".md"):
+                other = self.outline(target)
+                if other is None or anchor not in other[0]:
+                    broken.append((href, line, f"no heading with anchor #{anchor} in {target}"))
+        return broken
+
+
+def _title_key(title: str) -> str:
+    text = unicodedata.normalize("NFKC", title).casefold()
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in text).split())
+
+
+def prose_links(page: dict[str, Any]) -> list[dict[str, str]]:
+    """Page and file links written in the section text (``[[id]]``, ``[x](id)``, ``[x](path)``)."""
+    found = []
+    for section in page["sections"]:
+        for token in author_parser().parse(section["text"]):
+            for child in token.children or ():
+                href = child.attrs.get("href") if child.type == "link_open" else \
+                    child.attrs.get("src") if child.type == "image" else None
+                if not href:
+                    continue
+                try:
+                    kind, target, anchor = classify(str(href))
+                except BookmarkResearchError:
+                    found.append({"kind": "file", "target": str(href), "anchor": ""})
+                    continue
+                if kind in ("page", "file"):
+                    found.append({"kind": kind, "target": target, "anchor": anchor})
+    return found
+
+
+def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any], index: dict[str, Any],
+                evidence: Evidence, copies: dict[str, str | None]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    issues: list[dict[str, Any]] = []
+    try:
+        chain = list(wiki.history(page_id, pointer))
+        for older, _ in chain:
+            wiki.check_markdown(older)
+    except BookmarkResearchError as exc:
+        return [issue("artifact_error", "error", exc.message)], None
+    record = chain[0][1]
+    issues += record_issues(wiki, record, index, evidence)
+    pages = index["pages"]
+    for link in prose_links(record["page"]):
+        if link["kind"] == "page":
+            if link["target"] not in pages:
+                issues.append(issue("broken_prose_link", "error",
+                                    f"Section text links to a page that does not exist: {link['target']}",
+                                    target=link["target"]))
+                continue
+            view = render.view_file(link["target"])
+            parsed = files.outline(view)
+            if link["anchor"] and parsed is not None and unquote(link["anchor"]) not in parsed[0]:
+                issues.append(issue("broken_prose_link", "error", f"Section text links to a heading that does "
+                                    f"not exist: {link['target']}#{link['anchor']}", target=link["target"]))
+        elif not files.exists(link["target"]):
+            issues.append(issue("broken_prose_link", "error",
+                                f"Section text links to a file that does not exist: {link['target']}",
+                                target=link["target"]))
+    view = render.view_file(page_id)
+    try:
+        current_view = wiki.read_bytes(view)
+    except BookmarkResearchError:
+        issues.append(issue("view_missing", "warning", f"Current view {view} is missing; the next write of the "
+                            "page regenerates it", regenerable=True))
+    else:
+        if sha256(current_view) != pointer["view_sha256"]:
+            issues.append(issue("view_stale", "warning", f"Current view {view} does not match revision "
+                                f"{pointer['revision']}; the next write of the page regenerates it", regenerable=True))
+    for snap in record["evidence"]:
+        for cite in snap["citations"]:
+            for key in ARTIFACTS:
+                rel, digest = cite.get(key), (cite.get("artifact_sha256") or {}).get(key)
+                if not rel or not digest:
+                    continue
+                copy = render.evidence_copy(snap["research_id"], rel)
+                if copy not in copies:
+                    try:
+                        copies[copy] = sha256(wiki.read_bytes(copy))
+                    except BookmarkResearchError:
+                        copies[copy] = None
+                if copies[copy] is not None and copies[copy] != digest:
+                    issues.append(issue("artifact_error", "error", f"Wiki copy of saved evidence changed: {copy}"))
+    prose_targets = {render.view_file(link["target"]) for link in prose_links(record["page"])
+                     if link["kind"] == "page" and link["target"] not in pages}
+    rendered = [p["markdown_file"] for p, _ in chain] + ([view] if files.exists(view) else [])
+    for rel in rendered:
+        for href, line, reason in files.broken_links(rel):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(href.partition("#")[0])))
+            if target in prose_targets:
+                continue  # already reported as broken_prose_link
+            issues.append(issue("broken_relative_link", "error", f"{rel}:{line}: link {href} {reason}",
+                                file=rel, line=line, target=href))
+    return issues, record
+
+
+def lint(app: Any, page_id: str | None = None) -> dict[str, Any]:
+    """Lint one page or the whole wiki (see the module docstring)."""
+    wiki = Wiki.open(app)
+    index = wiki.load_index() if wiki.exists else {"schema_version": 1, "pages": {}}
+    pages = index["pages"]
+    evidence = Evidence(app)
+    files = _Files(wiki)
+    copies: dict[str, str | None] = {}
+    issues: list[dict[str, Any]] = []
+    ids = sorted(pages) if page_id is None else [page_id]
+    records: dict[str, dict[str, Any]] = {}
+    for pid in ids:
+        if pid not in pages:
+            issues.append({"page_id": pid, **issue("artifact_error", "error", "Unknown Wiki page")})
+            continue
+        found, record = _check_page(wiki, files, pid, pages[pid], index, evidence, copies)
+        issues += [{"page_id": pid, **i} for i in found]
+        if record is not None:
+            records[pid] = record
+    if page_id is None and records:
+        issues += _across_pages(records, pages)
+    if page_id is None and wiki.path("index.json").exists():
+        issues += _catalog(wiki, files, index)
+    return {"status": "error" if any(i["severity"] == "error" for i in issues) else "ok",
+            "pages_checked": len(ids), "issues": issues, "semantic_support": "not_scored", "boundary": BOUNDARY,
+            "directory": str(wiki.root)}
+
+
+def _across_pages(records: dict[str, dict[str, Any]], pages: dict[str, Any]) -> list[dict[str, Any]]:
+    issues = []
+    inbound: dict[str, set[str]] = {pid: set() for pid in pages}
+    for pid, record in records.items():
+        targets = {link["page_id"] for link in record["resolved_links"]}
+        targets |= {link["target"] for link in prose_links(record["page"]) if link["kind"] == "page"}
+        for target in targets - {pid}:
+            if target in inbound:
+                inbound[target].add(pid)
+    if len(pages) > 1:
+        for pid in sorted(records):
+            if not inbound[pid]:
+                issues.append({"page_id": pid, **issue("orphan_page", "info", "No other page links to this page")})
+    by_title: dict[str, list[str]] = {}
+    for pid in sorted(pages):
+        by_title.setdefault(_title_key(pages[pid]["title"]), []).append(pid)
+    for same in by_title.values():
+        for pid in same[1:]:
+            issues.append({"page_id": pid, **issue("duplicate_topic", "warning",
+                                                   f"Same title as {same[0]} after normalisation; merge the pages "
+                                                   "or make the titles distinct", duplicates=same)})
+    return issues
+
+
+def _catalog(wiki: Wiki, files: _Files, index: dict[str, Any]) -> list[dict[str, Any]]:
+    try:
+        current = wiki.read_bytes("index.md").decode("utf-8")
+    except (BookmarkResearchError, UnicodeDecodeError):
+        return [{"page_id": None, **issue("catalog_missing", "warning", "index.md is missing; the next write "
+                                          "regenerates it", regenerable=True)}]
+    issues = []
+    if current != render.catalog(index):
+        issues.append({"page_id": None, **issue("catalog_stale", "warning", "index.md differs from index.json; the "
+                                                "next write regenerates it", regenerable=True)})
+    for href, line, reason in files.broken_links("index.md"):
+        issues.append({"page_id": None, **issue("broken_relative_link", "error", f"index.md:{line}: link {href} "
+                                                f"{reason}", file="index.md", line=line, target=href)})
+    return issues

@@ -1,0 +1,301 @@
+"""Ranked wiki search with Whoosh: BM25F over titles, headings, section text, claims and quotes.
+
+The analyzer splits text into word runs and CJK runs. Words are lower-cased and
+stemmed (Porter), so "sessions" finds "session". Chinese, Japanese and Korean text has no
+spaces, so a run is indexed as overlapping character bigrams (and single characters); a query run
+becomes a phrase of its bigrams, which matches exactly where that substring occurs — "可恢复" finds
+"会话可恢复", and "唯一URL" finds "唯一 URL".
+
+The index is derived data in ``<wiki>/.search/``: updated by every write, checked against
+``index.json`` on every search (pages that changed are re-indexed), and rebuilt from the records when
+it is missing, unreadable or of an older schema. It is never the cause of a failed write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from whoosh import index as whoosh_index
+from whoosh import query as wq
+from whoosh.analysis import LowercaseFilter, StemFilter, Token, Tokenizer
+from whoosh.fields import ID, STORED, TEXT, Schema
+from whoosh.highlight import ContextFragmenter, Formatter, get_text
+from whoosh.scoring import BM25F
+
+from bookmark_research.locks import file_lock
+from bookmark_research.wiki.render import plain_text
+from bookmark_research.wiki.store import INDEX, Wiki, sha256
+
+SEARCH_SCHEMA = 1
+FOLDER = ".search"
+LOCK = ".search.lock"
+FIELDS = ("title", "headings", "body", "claims")
+METHOD = ("Whoosh BM25F over title (boosted), headings, section text, claim statements and quotes; English words "
+          "stemmed, Chinese/Japanese/Korean text matched as character bigrams (whitespace-insensitive); every "
+          "query word must match; stale pages excluded")
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f"
+_RUNS = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W{_CJK}]+)")
+
+
+class MixedTokenizer(Tokenizer):
+    """Word runs as tokens; CJK runs as character bigrams (plus single characters when indexing)."""
+
+    def __eq__(self, other: object) -> bool:
+        return self.__class__ is other.__class__
+
+    def __hash__(self) -> int:
+        return hash(self.__class__)
+
+    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
+                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
+                 mode: str = "", **kwargs: Any) -> Iterator[Token]:
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        pos = start_pos
+        for match in _RUNS.finditer(value):
+            text, begin = match.group(0), match.start()
+            if match.lastgroup == "word":
+                grams = [(0, text)]
+            else:
+                grams = [(i, text[i:i + 2]) for i in range(len(text) - 1)] or [(0, text)]
+                if mode != "query" and len(text) > 1:
+                    grams += [(i, ch) for i, ch in enumerate(text)]
+            for offset, gram in grams:
+                t.text, t.boost, t.stopped = gram, 1.0, False
+                if keeporiginal:
+                    t.original = gram
+                if positions:
+                    t.pos = pos + offset
+                if chars:
+                    t.startchar = start_char + begin + offset
+                    t.endchar = t.startchar + len(gram)
+                yield t
+            pos += 1 if match.lastgroup == "word" else max(len(text) - 1, 1)
+
+
+def analyzer() -> Any:
+    return MixedTokenizer() | LowercaseFilter() | StemFilter(lang="en")
+
+
+def schema() -> Schema:
+    text = analyzer()
+    return Schema(page_id=ID(stored=True, unique=True), sha=STORED(),
+                  title=TEXT(analyzer=text, stored=True, field_boost=3.0),
+                  headings=TEXT(analyzer=text, stored=True, field_boost=2.0),
+                  body=TEXT(analyzer=text, stored=True),
+                  claims=TEXT(analyzer=text, stored=True, field_boost=0.5))
+
+
+def document(page_id: str, pointer: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    page = record["page"]
+    claims = []
+    for snap in record["evidence"]:
+        claims.append(snap.get("statement") or "")
+        claims += [c.get("quote") or "" for c in snap["citations"]]
+    return {"page_id": page_id, "sha": pointer["sha256"], "title": page["title"],
+            "headings": "\n".join(s["heading"] for s in page["sections"]),
+            "body": "\n".join(plain_text(s["text"]) for s in page["sections"]), "claims": "\n".join(claims)}
+
+
+# --- keeping the index in step with index.json -----------------------------------------------------
+
+
+def _state(wiki: Wiki) -> dict[str, Any]:
+    try:
+        return json.loads(wiki.read_bytes(f"{FOLDER}/state.json", 10_000))
+    except Exception:
+        return {}
+
+
+def _write_state(wiki: Wiki, digest: str) -> None:
+    from bookmark_research import atomic
+
+    atomic.write_json(wiki.path(f"{FOLDER}/state.json"), {"schema": SEARCH_SCHEMA, "index_sha256": digest})
+
+
+def index_digest(wiki: Wiki) -> str:
+    try:
+        return sha256(wiki.read_bytes(INDEX))
+    except Exception:
+        return ""
+
+
+def _open(wiki: Wiki) -> Any | None:
+    """The Whoosh index if it exists, is readable and of the current schema; else None."""
+    folder = wiki.path(FOLDER)
+    if _state(wiki).get("schema") != SEARCH_SCHEMA:
+        return None
+    try:
+        ix = whoosh_index.open_dir(str(folder))
+        with ix.searcher() as searcher:
+            searcher.doc_count()
+        return ix
+    except Exception:
+        return None
+
+
+def rebuild(wiki: Wiki) -> Any:
+    """A new index from every readable current record, swapped in place of the old one."""
+    staging = wiki.path(f".search-{uuid.uuid4().hex[:12]}")
+    staging.mkdir(mode=0o700)
+    try:
+        digest = index_digest(wiki)
+        pages = wiki.load_index()["pages"]
+        ix = whoosh_index.create_in(str(staging), schema())
+        writer = ix.writer()
+        for page_id in sorted(pages):
+            try:
+                record = wiki.read_record(page_id, pages[page_id])
+            except Exception:
+                continue  # unreadable pages are excluded from search anyway
+            writer.add_document(**document(page_id, pages[page_id], record))
+        writer.commit(optimize=True)
+        from bookmark_research import atomic
+
+        atomic.write_json(staging / "state.json", {"schema": SEARCH_SCHEMA, "index_sha256": digest})
+        target = wiki.path(FOLDER)
+        old = wiki.path(f".search-old-{uuid.uuid4().hex[:12]}")
+        if target.exists():
+            os.rename(target, old)
+        os.rename(staging, target)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return whoosh_index.open_dir(str(target))
+
+
+def _sync(wiki: Wiki, ix: Any) -> None:
+    """Re-index the pages whose record changed since the index last matched ``index.json``."""
+    digest = index_digest(wiki)
+    pages = wiki.load_index()["pages"]
+    with ix.searcher() as searcher:
+        indexed = {f["page_id"]: f["sha"] for f in searcher.all_stored_fields()}
+    writer = ix.writer()
+    for page_id in set(indexed) - set(pages):
+        writer.delete_by_term("page_id", page_id)
+    for page_id, pointer in pages.items():
+        if indexed.get(page_id) != pointer["sha256"]:
+            try:
+                writer.update_document(**document(page_id, pointer, wiki.read_record(page_id, pointer)))
+            except Exception:
+                writer.delete_by_term("page_id", page_id)
+    writer.commit()
+    _write_state(wiki, digest)
+
+
+@contextlib.contextmanager
+def current_index(wiki: Wiki) -> Iterator[Any]:
+    """The Whoosh index, brought up to date with ``index.json`` first (rebuilt if it must be)."""
+    with file_lock(wiki.path(LOCK), busy_message="the wiki search index is being rebuilt; retry shortly"):
+        ix = _open(wiki)
+        if ix is None:
+            ix = rebuild(wiki)
+        elif _state(wiki).get("index_sha256") != index_digest(wiki):
+            try:
+                _sync(wiki, ix)
+            except Exception:
+                ix = rebuild(wiki)
+    yield ix
+
+
+def index_page(wiki: Wiki, old_digest: str, new_digest: str, page_id: str, pointer: dict[str, Any],
+               record: dict[str, Any]) -> None:
+    """After a write: update the page's document (a missing or broken index is left to the next search)."""
+    with file_lock(wiki.path(LOCK), timeout=2.0):
+        ix = _open(wiki)
+        if ix is None:
+            return
+        in_step = _state(wiki).get("index_sha256") == old_digest
+        writer = ix.writer()
+        writer.update_document(**document(page_id, pointer, record))
+        writer.commit()
+        if in_step:
+            _write_state(wiki, new_digest)
+
+
+# --- querying --------------------------------------------------------------------------------------
+
+
+def build_query(text: str) -> Any | None:
+    """Every whitespace-separated word must match in some field; CJK runs match as phrases."""
+    ana = analyzer()
+    words = []
+    for word in text.split():
+        tokens = [t.text for t in ana(word, mode="query")]
+        if not tokens:
+            continue
+        if len(tokens) == 1:
+            words.append(wq.Or([wq.Term(f, tokens[0]) for f in FIELDS]))
+        else:
+            words.append(wq.Or([wq.Phrase(f, tokens) for f in FIELDS]))
+    if not words:
+        return None
+    return words[0] if len(words) == 1 else wq.And(words)
+
+
+class _Brackets(Formatter):
+    """Matches marked ``[like this]``, as in the other search results of this project."""
+
+    between = " … "
+
+    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
+        return f"[{get_text(text, token, replace)}]"
+
+
+def search_pages(wiki: Wiki, text: str, keep: Callable[[str], dict[str, Any] | None], offset: int,
+                 limit: int) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """Pages matching ``text``, best first (ties by page_id), filtered by ``keep``.
+
+    ``keep(page_id)`` returns the page's validation, or None to exclude it (stale or unreadable).
+    Returns ``(results for offset..offset+limit, total kept, excluded page ids)``; each result holds
+    ``page_id``, ``score``, ``snippet`` and ``validation``.
+    """
+    q = build_query(text)
+    if q is None:
+        return [], 0, []
+    with current_index(wiki) as ix:
+        try:
+            return _run(ix, q, keep, offset, limit)
+        except Exception:
+            with file_lock(wiki.path(LOCK)):
+                ix = rebuild(wiki)
+            return _run(ix, q, keep, offset, limit)
+
+
+def _run(ix: Any, q: Any, keep: Callable[[str], dict[str, Any] | None], offset: int,
+         limit: int) -> tuple[list[dict[str, Any]], int, list[str]]:
+    with ix.searcher(weighting=BM25F()) as searcher:
+        results = searcher.search(q, limit=None)
+        results.formatter = _Brackets()
+        results.fragmenter = ContextFragmenter(maxchars=240, surround=70)
+        hits = sorted(((hit["page_id"], float(hit.score), hit) for hit in results), key=lambda h: (-h[1], h[0]))
+        kept, excluded = [], []
+        for page_id, score, hit in hits:
+            validation = keep(page_id)
+            if validation is None:
+                excluded.append(page_id)
+            else:
+                kept.append((page_id, score, hit, validation))
+        page = [{"page_id": pid, "score": round(score, 4), "snippet": snippet(hit), "validation": validation}
+                for pid, score, hit, validation in kept[offset:offset + limit]]
+        return page, len(kept), excluded
+
+
+def snippet(hit: Any) -> str | None:
+    """The best passage of the hit's body, headings or claims with the matched words marked."""
+    for field in ("body", "headings", "claims", "title"):
+        try:
+            text = hit.highlights(field, top=2, minscore=0)
+        except Exception:
+            text = ""
+        if text:
+            return " ".join(text.split())
+    return None

@@ -1,0 +1,245 @@
+"""The wiki folder: where it is, what may be in it, and verified reads of its records.
+
+Layout (``<wiki>`` is ``wiki.directory`` or ``<data dir>/wiki``, always outside canvas packages)::
+
+    index.json                         authoritative: {"schema_version": 1, "pages": {page_id: pointer}}
+    .index.json.lock                   advisory lock taken by every write (kept on disk)
+    revisions/<page_id>/<n>-<hex>.json immutable revision record (hash kept in the pointer)
+    revisions/<page_id>/<n>-<hex>.md   immutable rendered Markdown of that revision
+    pages/<page_id>.md                 current view (derived, regenerated when the page is written)
+    evidence/<research_id>/<path>      copies of the saved evidence the pages cite (hash-checked)
+    index.md, log.md                   derived catalogue and timeline
+    .search/                           derived Whoosh index
+
+No component inside the folder may be a symlink, no stored path may leave it, and the records and the
+index are size-limited. A pointer names a record and its Markdown with their SHA-256; a read that does
+not match them fails instead of returning edited content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bookmark_research.errors import NotFoundError, StorageError, UnsafeInputError
+from bookmark_research.locks import file_lock
+from bookmark_research.paths import checked_store_dir
+from bookmark_research.wiki.pages import PAGE_ID_RE
+
+SCHEMA_VERSION = 1
+INDEX = "index.json"
+LOCK = ".index.json.lock"
+MAX_INDEX_BYTES = 8_000_000
+MAX_RECORD_BYTES = 900_000
+MAX_PAGES = 5_000
+POINTER_KEYS = ("revision", "record_file", "sha256", "markdown_file", "markdown_sha256", "view_sha256", "title",
+                "kind", "updated_at", "claims", "summary")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+#: Parsed ``index.json`` per wiki folder, reused while the file's identity (inode, size, times) is
+#: unchanged; every write replaces the file by rename, so a new index is always read again.
+#: Callers treat the returned index as read-only.
+_INDEX_CACHE: dict[Path, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def resolve_directory(app: Any) -> Path:
+    """``wiki.directory`` from the settings (re-read on every call), else ``<data dir>/wiki``; checked."""
+    from bookmark_research.config import settings
+
+    configured = settings.load().wiki.directory
+    return checked_store_dir(configured or (app.data_dir / "wiki"), "wiki directory")
+
+
+def _check_rel(rel: str) -> list[str]:
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or "\\" in rel or "\x00" in rel or any(p in ("", ".", "..") for p in parts):
+        raise UnsafeInputError(f"Wiki path {rel!r} must stay inside the wiki folder")
+    return parts
+
+
+class Wiki:
+    """One wiki folder. Nothing is created until :meth:`create` (the first accepted write)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def open(cls, app: Any) -> Wiki:
+        return cls(resolve_directory(app))
+
+    # --- paths -------------------------------------------------------------------------------
+
+    @property
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+    def path(self, rel: str) -> Path:
+        """``rel`` (POSIX, relative) inside the wiki; refuses escapes and symlinked components."""
+        current = self.root
+        for part in _check_rel(rel):
+            current = current / part
+            try:
+                if stat.S_ISLNK(os.lstat(current).st_mode):
+                    raise UnsafeInputError(f"{self.root}/{rel}: symlinks are not allowed inside the wiki folder")
+            except FileNotFoundError:
+                break
+        return self.root / rel
+
+    def create(self) -> None:
+        """Make the folder (0700) and its fixed subfolders; refuses symlinks where folders belong."""
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for sub in ("revisions", "pages", "evidence"):
+            target = self.path(sub)
+            target.mkdir(mode=0o700, exist_ok=True)
+
+    def ensure_dir(self, rel: str) -> Path:
+        target = self.path(rel)
+        target.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.path(rel)  # re-check: nothing in the chain became a symlink
+        return target
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        with file_lock(self.path(LOCK), busy_message="the wiki is being written by another process; retry shortly"):
+            yield
+
+    def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
+        """The bytes of ``rel`` (no symlink followed); NotFoundError if absent."""
+        path = self.path(rel)
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags)
+        except FileNotFoundError:
+            raise NotFoundError(f"Wiki file missing: {rel}") from None
+        except OSError as exc:
+            raise StorageError(f"{path}: cannot read ({exc.strerror})") from None
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read() if limit is None else fh.read(limit + 1)
+        return data
+
+    # --- the index ---------------------------------------------------------------------------
+
+    def load_index(self) -> dict[str, Any]:
+        """``index.json`` (an empty index when there is none yet), shape-checked."""
+        path = self.path(INDEX)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return {"schema_version": SCHEMA_VERSION, "pages": {}}
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        cached = _INDEX_CACHE.get(self.root)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        data = self.read_bytes(INDEX, MAX_INDEX_BYTES)
+        if len(data) > MAX_INDEX_BYTES:
+            raise StorageError("Wiki index exceeds its size limit")
+        index = _parse(data, INDEX)
+        if set(index) != {"schema_version", "pages"} or index["schema_version"] != SCHEMA_VERSION \
+                or not isinstance(index["pages"], dict):
+            raise StorageError(f"{path}: not a wiki index of schema version {SCHEMA_VERSION}")
+        for page_id, pointer in index["pages"].items():
+            check_pointer(page_id, pointer, INDEX)
+        _INDEX_CACHE[self.root] = (key, index)
+        return index
+
+    def pointer(self, page_id: str) -> dict[str, Any]:
+        pointer = self.load_index()["pages"].get(page_id)
+        if pointer is None:
+            raise NotFoundError("Unknown Wiki page or revision")
+        return pointer
+
+    # --- records -----------------------------------------------------------------------------
+
+    def read_record(self, page_id: str, pointer: dict[str, Any]) -> dict[str, Any]:
+        """The revision record ``pointer`` names, after checking its size, hash, schema and page."""
+        rel = pointer["record_file"]
+        data = self.read_bytes(rel, MAX_RECORD_BYTES)
+        if len(data) > MAX_RECORD_BYTES or sha256(data) != pointer["sha256"]:
+            raise StorageError(f"Wiki revision hash changed or size limit exceeded: {rel}")
+        record = _parse(data, rel)
+        if record.get("schema_version") != SCHEMA_VERSION:
+            raise StorageError(f"{rel}: not a wiki revision of schema version {SCHEMA_VERSION}")
+        if record.get("page_id") != page_id:
+            raise StorageError(f"Wiki revision belongs to a different page: {rel}")
+        if record.get("revision") != pointer["revision"]:
+            raise StorageError(f"Invalid Wiki revision history: {rel}")
+        return record
+
+    def check_markdown(self, pointer: dict[str, Any]) -> bytes:
+        rel = pointer["markdown_file"]
+        data = self.read_bytes(rel, MAX_RECORD_BYTES * 4)
+        if sha256(data) != pointer["markdown_sha256"]:
+            raise StorageError(f"Wiki Markdown hash changed; publish an explicit revision: {rel}")
+        return data
+
+    def history(self, page_id: str, pointer: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+        """``(pointer, record)`` from ``pointer`` back to revision 1, each verified."""
+        seen = pointer["revision"] + 1
+        while pointer is not None:
+            if pointer["revision"] >= seen:
+                raise StorageError(f"Invalid Wiki revision history: {pointer['record_file']}")
+            record = self.read_record(page_id, pointer)
+            yield pointer, record
+            seen = pointer["revision"]
+            previous = record.get("previous")
+            if previous is not None:
+                check_pointer(page_id, previous, pointer["record_file"])
+            pointer = previous
+
+    def revision(self, page_id: str, revision: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The verified ``(pointer, record)`` of ``revision`` (default: current), Markdown checked too."""
+        current = self.pointer(page_id)
+        for pointer, record in self.history(page_id, current):
+            if revision is None or pointer["revision"] == revision:
+                self.check_markdown(pointer)
+                return pointer, record
+            if pointer["revision"] < revision:
+                break
+        raise NotFoundError("Unknown Wiki page or revision")
+
+
+def _parse(data: bytes, rel: str) -> dict[str, Any]:
+    from bookmark_research.canvas.strictjson import load_object
+    from bookmark_research.errors import InvalidInputError
+
+    try:
+        return load_object(data, rel)
+    except InvalidInputError as exc:
+        raise StorageError(exc.message) from None
+
+
+def check_pointer(page_id: str, pointer: Any, where: str) -> None:
+    """A pointer's keys, types and paths (inside ``revisions/<page_id>/``); StorageError otherwise."""
+    ok = (isinstance(pointer, dict) and tuple(pointer) == POINTER_KEYS and PAGE_ID_RE.match(page_id)
+          and isinstance(pointer["revision"], int) and not isinstance(pointer["revision"], bool)
+          and 1 <= pointer["revision"] <= 10_001
+          and all(isinstance(pointer[k], str) and _HEX64.match(pointer[k])
+                  for k in ("sha256", "markdown_sha256", "view_sha256"))
+          and all(isinstance(pointer[k], str) for k in ("title", "kind", "updated_at", "summary"))
+          and isinstance(pointer["claims"], int))
+    if ok:
+        stem = f"revisions/{page_id}/{pointer['revision']}-"
+        ok = all(isinstance(pointer[k], str) and pointer[k].startswith(stem)
+                 and re.fullmatch(r"[0-9a-f]{12}\." + ext, pointer[k][len(stem):])
+                 for k, ext in (("record_file", "json"), ("markdown_file", "md")))
+    if not ok:
+        raise StorageError(f"{where}: invalid pointer for Wiki page {page_id!r}")
+
+
+def dump_index(index: dict[str, Any]) -> str:
+    """``index.json`` text: one page per line (sorted), so a diff shows which pages changed."""
+    rows = [f"    {json.dumps(pid, ensure_ascii=False)}: {json.dumps(index['pages'][pid], ensure_ascii=False)}"
+            for pid in sorted(index["pages"])]
+    body = ",\n".join(rows)
+    pages = "{\n" + body + "\n  }" if rows else "{}"
+    return f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "pages": {pages}\n}}\n'
