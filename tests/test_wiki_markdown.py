@@ -42,8 +42,9 @@ def test_author_text_never_changes_the_outline(text: str, heading: str) -> None:
               "resolved_links": [{"page_id": "aurora", "relation": text, "revision": 1, "title": heading,
                                   "markdown_file": "revisions/aurora/1-000000000000.md"}]}
     for view in (False, True):
-        markdown = page_markdown(record, "revisions/sessions/2-000000000000.md", view=view, titles={})
+        markdown, cached = page_markdown(record, "revisions/sessions/2-000000000000.md", view=view, titles={})
         headings, links = outline(markdown)
+        assert cached == ([a for _, _, a in headings], links)  # what the write remembers for lint
         top = [(level, title) for level, title, _ in headings if level <= 2]
         assert top == [(1, heading), (2, heading), (2, "Next"), (2, "Related pages"), (2, "Evidence"),
                        (2, "Update record")]

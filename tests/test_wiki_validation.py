@@ -181,3 +181,31 @@ def test_carry_forward_drops_acknowledgements_of_sessions_no_longer_cited(lab: L
     assert [a["research_id"] for a in out["acknowledged"]] == [lab.rid]
     record = json.loads(Path(out["artifacts"]["record_file"]).read_text())
     assert record["acknowledged"] == out["acknowledged"]
+
+
+def test_remembered_checks_notice_every_change(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claim checks and verified reads are reused only while every file they came from is unchanged."""
+    from bookmark_research.wiki import cache
+
+    monkeypatch.setattr(cache, "SETTLE_SECONDS", -1.0)  # trust files at once (normally: settled for 2 s)
+    cache.clear()
+    calls: list[str] = []
+    real = lab.fake.claim_evidence
+    monkeypatch.setattr(lab.fake, "claim_evidence", lambda app, rid, cid: calls.append(cid) or real(app, rid, cid))
+    out = lab.write("sessions")
+    calls.clear()
+    assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "current"
+    assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "current"
+    assert len(calls) <= 1  # the second read reuses the first one's check
+    lab.fake.edit_body(lab.rid, lab.sid, (lab.fake.root / lab.rid / "sources/s1/body.txt").read_text()
+                       .replace("Research", "Reseerch"))  # same size, same folder: only the file changed
+    assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "stale"
+    lab.fake.edit_body(lab.rid, lab.sid, (lab.fake.root / lab.rid / "sources/s1/body.txt").read_text()
+                       .replace("Reseerch", "Research"))
+    assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "current"
+    lab.fake.retract(lab.rid, lab.cid)
+    assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "stale"
+    record = Path(out["artifacts"]["record_file"])
+    record.write_text(record.read_text().replace("Reusable", "Rewired!"))
+    with pytest.raises(BookmarkResearchError, match="hash changed"):
+        lab("wiki_get", page_id="sessions")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from bookmark_research.errors import BookmarkResearchError, InvalidInputError, StorageError
+from bookmark_research.wiki import cache
 
 ARTIFACTS = ("body_file", "manifest_file", "response_file")
 _CITATION_KEYS = ("source_id", "inventory_ids", "bookmark_refs", "url", "canonical_url", "title", "quote", "match",
@@ -86,14 +87,34 @@ class Evidence:
     def check(self, research_id: str, claim_id: str) -> ClaimCheck:
         key = (research_id, claim_id)
         if key not in self._claims:
-            try:
-                raw = research_api().claim_evidence(self.app, research_id, claim_id)
-            except BookmarkResearchError as exc:
-                self._claims[key] = ClaimCheck(None, exc.message)
-            else:
-                problem = _problem(raw)
-                self._claims[key] = ClaimCheck(None if problem else _snapshot(raw), problem)
+            self._claims[key] = self._check(research_id, claim_id)
         return self._claims[key]
+
+    def _check(self, research_id: str, claim_id: str) -> ClaimCheck:
+        api = research_api()
+        try:
+            folder = Path(api.session_directory(self.app, research_id))
+        except BookmarkResearchError as exc:
+            return ClaimCheck(None, exc.message)
+        memo_key = (str(folder), claim_id)
+        session_ident = cache.folder_identity(folder)
+        remembered = cache.CLAIMS.get(memo_key, session_ident)
+        if remembered is not None:
+            artifacts, result = remembered
+            if all(cache.identity(path) == ident for path, ident in artifacts):
+                return result
+        try:
+            raw = api.claim_evidence(self.app, research_id, claim_id)
+        except BookmarkResearchError as exc:
+            return ClaimCheck(None, exc.message)
+        problem = _problem(raw)
+        result = ClaimCheck(None if problem else _snapshot(raw), problem)
+        paths = {folder.joinpath(*c[key].split("/")) for c in raw.get("citations") or [] for key in ARTIFACTS
+                 if isinstance(c.get(key), str)}
+        artifacts = [(path, cache.identity(path)) for path in sorted(paths)]
+        if all(ident is not None for _, ident in artifacts):
+            cache.CLAIMS.put(memo_key, session_ident, (artifacts, result))
+        return result
 
     def require(self, refs: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
         """Snapshots for ``refs`` in order; the first claim that cannot be cited refuses the write."""

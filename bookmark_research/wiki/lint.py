@@ -19,8 +19,10 @@ from urllib.parse import unquote
 
 from bookmark_research.errors import BookmarkResearchError
 from bookmark_research.wiki import render
+from bookmark_research.wiki.cache import Outlines
 from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
-from bookmark_research.wiki.markdown import author_parser, classify, outline
+from bookmark_research.wiki.markdown import outline
+from bookmark_research.wiki.markdown import prose_links as markdown_links
 from bookmark_research.wiki.store import Wiki, sha256
 from bookmark_research.wiki.validation import issue, record_issues
 
@@ -31,20 +33,35 @@ BOUNDARY = ("Checks current source reviews, active claims, saved quotes, hashes,
 class _Files:
     """Rendered files read and parsed at most once per lint run (headings, anchors and links)."""
 
-    def __init__(self, wiki: Wiki) -> None:
+    def __init__(self, wiki: Wiki, regenerable: set[str]) -> None:
         self.wiki = wiki
+        self.regenerable = regenerable  # derived files whose absence is reported as catalog_/view_missing
         self._outlines: dict[str, tuple[set[str], list[tuple[str, int]]] | None] = {}
+        self.cache = Outlines(wiki.root)
+        self.cache.preload()
+        self.parsed: dict[str, Any] = {}  # outlines parsed in this run, saved for the next one
 
     def outline(self, rel: str) -> tuple[set[str], list[tuple[str, int]]] | None:
+        """Heading anchors and links of a rendered file (parsed, or remembered by content hash)."""
         if rel not in self._outlines:
             try:
-                text = self.wiki.read_bytes(rel).decode("utf-8")
+                data = self.wiki.read_bytes(rel)
+                digest = sha256(data)
+                known = self.cache.get(digest)
+                if known is None:
+                    headings, links = outline(data.decode("utf-8"))
+                    known = ([anchor for _, _, anchor in headings], links)
+                    self.parsed[digest] = known
             except (BookmarkResearchError, UnicodeDecodeError):
                 self._outlines[rel] = None
             else:
-                headings, links = outline(text)
-                self._outlines[rel] = ({anchor for _, _, anchor in headings}, links)
+                self._outlines[rel] = (set(known[0]), known[1])
         return self._outlines[rel]
+
+    def save(self) -> None:
+        if self.parsed:
+            self.cache.put(self.parsed)
+        self.cache.close()
 
     def exists(self, rel: str) -> bool:
         try:
@@ -73,7 +90,8 @@ class _Files:
             if target == ".." or target.startswith("../") or target.startswith("/"):
                 broken.append((href, line, "points outside the wiki folder"))
             elif not self.exists(target):
-                broken.append((href, line, "target file does not exist"))
+                if target not in self.regenerable:
+                    broken.append((href, line, "target file does not exist"))
             elif anchor and target.endswith(".md"):
                 other = self.outline(target)
                 if other is None or anchor not in other[0]:
@@ -87,23 +105,7 @@ def _title_key(title: str) -> str:
 
 
 def prose_links(page: dict[str, Any]) -> list[dict[str, str]]:
-    """Page and file links written in the section text (``[[id]]``, ``[x](id)``, ``[x](path)``)."""
-    found = []
-    for section in page["sections"]:
-        for token in author_parser().parse(section["text"]):
-            for child in token.children or ():
-                href = child.attrs.get("href") if child.type == "link_open" else \
-                    child.attrs.get("src") if child.type == "image" else None
-                if not href:
-                    continue
-                try:
-                    kind, target, anchor = classify(str(href))
-                except BookmarkResearchError:
-                    found.append({"kind": "file", "target": str(href), "anchor": ""})
-                    continue
-                if kind in ("page", "file"):
-                    found.append({"kind": kind, "target": target, "anchor": anchor})
-    return found
+    return markdown_links([section["text"] for section in page["sections"]], strict=False)
 
 
 def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any], index: dict[str, Any],
@@ -177,7 +179,7 @@ def lint(app: Any, page_id: str | None = None) -> dict[str, Any]:
     index = wiki.load_index() if wiki.exists else {"schema_version": 1, "pages": {}}
     pages = index["pages"]
     evidence = Evidence(app)
-    files = _Files(wiki)
+    files = _Files(wiki, {"index.md", *(render.view_file(pid) for pid in pages)})
     copies: dict[str, str | None] = {}
     issues: list[dict[str, Any]] = []
     ids = sorted(pages) if page_id is None else [page_id]
@@ -194,6 +196,8 @@ def lint(app: Any, page_id: str | None = None) -> dict[str, Any]:
         issues += _across_pages(records, pages)
     if page_id is None and wiki.path("index.json").exists():
         issues += _catalog(wiki, files, index)
+    if wiki.exists:
+        files.save()
     return {"status": "error" if any(i["severity"] == "error" for i in issues) else "ok",
             "pages_checked": len(ids), "issues": issues, "semantic_support": "not_scored", "boundary": BOUNDARY,
             "directory": str(wiki.root)}

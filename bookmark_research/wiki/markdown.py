@@ -211,3 +211,27 @@ def outline(markdown: str) -> tuple[list[tuple[int, str, str]], list[tuple[str, 
                 if child.children:
                     stack[0:0] = child.children
     return headings, links
+
+
+def prose_links(texts: list[str], strict: bool) -> list[dict[str, str]]:
+    """Page and file links in author Markdown (``[[id]]``, ``[x](id)``, ``[x](path)``), in order.
+
+    ``strict`` refuses a link that leaves the wiki folder; otherwise it is returned as a file link.
+    """
+    found = []
+    for text in texts:
+        for token in author_parser().parse(text):
+            for child in token.children or ():
+                href = child.attrs.get("href") if child.type == "link_open" else \
+                    child.attrs.get("src") if child.type == "image" else None
+                if not href or (child.type == "link_open" and child.info == "auto"):
+                    continue
+                try:
+                    kind, target, anchor = classify(str(href))
+                except InvalidInputError:
+                    if strict:
+                        raise
+                    kind, target, anchor = "file", str(href), ""
+                if kind in ("page", "file"):
+                    found.append({"kind": kind, "target": target, "anchor": anchor})
+    return found

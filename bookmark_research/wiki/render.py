@@ -13,6 +13,7 @@ import posixpath
 import re
 from typing import Any
 
+from bookmark_research.wiki.cache import Outline
 from bookmark_research.wiki.markdown import author_parser, escape, outline, render_author
 
 RUBRIC = ("Before publishing, check that each section is supported by the claims it cites, that scope and "
@@ -74,9 +75,13 @@ def _url(url: str | None) -> str:
     return f"<{url}>" if _URL.match(url) else escape(url)
 
 
-def page_markdown(record: dict[str, Any], markdown_file: str, *, view: bool, titles: dict[str, str]) -> str:
+def page_markdown(record: dict[str, Any], markdown_file: str, *, view: bool,
+                  titles: dict[str, str]) -> tuple[str, Outline]:
     """The Markdown of ``record`` (whose revision file is ``markdown_file``): that revision file
-    (``view`` false) or the page's current view (true). ``titles`` names existing pages for wikilinks."""
+    (``view`` false) or the page's current view (true). ``titles`` names existing pages for wikilinks.
+
+    Also returns the file's outline (heading anchors and links) from parsing it, for the lint cache.
+    """
     page, page_id, revision = record["page"], record["page_id"], record["revision"]
     base = "pages" if view else f"revisions/{page_id}"
     own = markdown_file
@@ -149,14 +154,15 @@ def _citation(cite: dict[str, Any], research_id: str, base: str) -> list[str]:
     return lines
 
 
-def _anchor_evidence(markdown: str) -> str:
+def _anchor_evidence(markdown: str) -> tuple[str, Outline]:
     """Point the ``Evidence: [...]`` links at the anchors GitHub will give the evidence headings."""
-    headings, _ = outline(markdown)
+    headings, links = outline(markdown)
     start = max(i for i, (level, text, _) in enumerate(headings) if level == 2 and text == "Evidence")
     anchors = [anchor for level, _, anchor in headings[start + 1:] if level == 3]
     for k in range(len(anchors), 0, -1):  # longest numbers first: marker-1 is a prefix of marker-10
         markdown = markdown.replace(f"(#{_MARKER}{k})", f"(#{anchors[k - 1]})")
-    return markdown
+    final = {f"#{_MARKER}{k}": f"#{anchor}" for k, anchor in enumerate(anchors, 1)}
+    return markdown, ([a for _, _, a in headings], [(final.get(href, href), line) for href, line in links])
 
 
 def catalog(index: dict[str, Any]) -> str:

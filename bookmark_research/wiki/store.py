@@ -31,6 +31,7 @@ from typing import Any
 from bookmark_research.errors import NotFoundError, StorageError, UnsafeInputError
 from bookmark_research.locks import file_lock
 from bookmark_research.paths import checked_store_dir
+from bookmark_research.wiki import cache
 from bookmark_research.wiki.pages import PAGE_ID_RE
 
 SCHEMA_VERSION = 1
@@ -161,8 +162,17 @@ class Wiki:
     # --- records -----------------------------------------------------------------------------
 
     def read_record(self, page_id: str, pointer: dict[str, Any]) -> dict[str, Any]:
-        """The revision record ``pointer`` names, after checking its size, hash, schema and page."""
+        """The revision record ``pointer`` names, after checking its size, hash, schema and page.
+
+        The result may be shared with other callers (see :mod:`~bookmark_research.wiki.cache`): never
+        modify it.
+        """
         rel = pointer["record_file"]
+        key = (str(self.root / rel), pointer["sha256"])
+        ident = cache.identity(self.path(rel))
+        cached = cache.RECORDS.get(key, ident)
+        if cached is not None and cached.get("page_id") == page_id and cached.get("revision") == pointer["revision"]:
+            return cached
         data = self.read_bytes(rel, MAX_RECORD_BYTES)
         if len(data) > MAX_RECORD_BYTES or sha256(data) != pointer["sha256"]:
             raise StorageError(f"Wiki revision hash changed or size limit exceeded: {rel}")
@@ -173,14 +183,20 @@ class Wiki:
             raise StorageError(f"Wiki revision belongs to a different page: {rel}")
         if record.get("revision") != pointer["revision"]:
             raise StorageError(f"Invalid Wiki revision history: {rel}")
+        cache.RECORDS.put(key, ident, record)
         return record
 
-    def check_markdown(self, pointer: dict[str, Any]) -> bytes:
+    def check_markdown(self, pointer: dict[str, Any]) -> None:
+        """Refuse a revision whose rendered Markdown no longer has the hash its pointer names."""
         rel = pointer["markdown_file"]
+        key = (str(self.root / rel), pointer["markdown_sha256"])
+        ident = cache.identity(self.path(rel))
+        if cache.MARKDOWN.get(key, ident):
+            return
         data = self.read_bytes(rel, MAX_RECORD_BYTES * 4)
         if sha256(data) != pointer["markdown_sha256"]:
             raise StorageError(f"Wiki Markdown hash changed; publish an explicit revision: {rel}")
-        return data
+        cache.MARKDOWN.put(key, ident, True)
 
     def history(self, page_id: str, pointer: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
         """``(pointer, record)`` from ``pointer`` back to revision 1, each verified."""

@@ -16,6 +16,7 @@ repaired by the next write of the page (``wiki lint`` shows what is out of date 
 
 from __future__ import annotations
 
+import copy
 import uuid
 from typing import Any
 
@@ -23,7 +24,9 @@ from bookmark_research import atomic
 from bookmark_research.clock import iso
 from bookmark_research.errors import BookmarkResearchError, ConflictError, InvalidInputError, StorageError
 from bookmark_research.wiki import render
+from bookmark_research.wiki.cache import Outlines
 from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
+from bookmark_research.wiki.markdown import prose_links
 from bookmark_research.wiki.pages import Page, claim_refs, page_dict
 from bookmark_research.wiki.store import INDEX, MAX_PAGES, MAX_RECORD_BYTES, Wiki, dump_index, sha256
 from bookmark_research.wiki.search import index_digest as search_digest
@@ -62,8 +65,7 @@ def _acknowledgements(previous: dict[str, Any] | None, research_ids: list[str], 
 
 
 def _check_prose(page: Page) -> None:
-    for section in page.sections:
-        render.render_author(section.text, "pages", render.view_file, {})  # refuses links leaving the wiki
+    prose_links([section.text for section in page.sections], strict=True)  # refuses links leaving the wiki
 
 
 def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_revision: int = 0,
@@ -124,8 +126,10 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
         if len(record_bytes) > MAX_RECORD_BYTES:
             raise InvalidInputError(f"Wiki page and citation snapshots exceed {MAX_RECORD_BYTES} bytes; split the topic")
         titles = {pid: ptr["title"] for pid, ptr in pages.items()} | {page_id: page.title}
-        markdown = render.page_markdown(record, base + ".md", view=False, titles=titles).encode("utf-8")
-        view = render.page_markdown(record, base + ".md", view=True, titles=titles).encode("utf-8")
+        markdown, markdown_outline = render.page_markdown(record, base + ".md", view=False, titles=titles)
+        view, view_outline = render.page_markdown(record, base + ".md", view=True, titles=titles)
+        markdown, view = markdown.encode("utf-8"), view.encode("utf-8")
+        outlines = {sha256(markdown): markdown_outline, sha256(view): view_outline}
         pointer = {"revision": revision, "record_file": base + ".json", "sha256": sha256(record_bytes),
                    "markdown_file": base + ".md", "markdown_sha256": sha256(markdown), "view_sha256": sha256(view),
                    "title": page.title, "kind": page.kind, "updated_at": now, "claims": len(snapshots),
@@ -139,7 +143,7 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
         _put(wiki, pointer["record_file"], record_bytes)
         _put(wiki, pointer["markdown_file"], markdown)
         _put(wiki, INDEX, index_bytes)  # publication point
-        derived_errors = _publish_derived(wiki, page_id, view, new_index, record, pointer, digests)
+        derived_errors = _publish_derived(wiki, page_id, view, new_index, record, pointer, digests, outlines)
     return {"page_id": page_id, **pointer, "status": "written", "directory": str(wiki.root),
             "artifacts": artifacts(wiki, page_id, pointer), "semantic_review": "caller_declared",
             "acknowledged": acknowledged, "catalog": {"index.md": str(wiki.root / "index.md"),
@@ -177,7 +181,7 @@ def _copy_evidence(wiki: Wiki, evidence: Evidence, snapshots: list[dict[str, Any
 
 
 def _publish_derived(wiki: Wiki, page_id: str, view: bytes, index: dict[str, Any], record: dict[str, Any],
-                     pointer: dict[str, Any], digests: tuple[str, str]) -> list[str]:
+                     pointer: dict[str, Any], digests: tuple[str, str], outlines: dict[str, Any]) -> list[str]:
     """Current view, catalogue, log and search index; failures are reported, never undo the write."""
     from bookmark_research.wiki import search
 
@@ -187,6 +191,7 @@ def _publish_derived(wiki: Wiki, page_id: str, view: bytes, index: dict[str, Any
         lambda: _put(wiki, "index.md", render.catalog(index).encode("utf-8")),
         lambda: _append_log(wiki, record),
         lambda: search.index_page(wiki, *digests, page_id, pointer, record),
+        lambda: _remember_outlines(wiki, outlines),
     ]
     for step in steps:
         try:
@@ -194,6 +199,14 @@ def _publish_derived(wiki: Wiki, page_id: str, view: bytes, index: dict[str, Any
         except Exception as exc:  # derived data: the revision is already published
             errors.append(f"{type(exc).__name__}: {exc}"[:500])
     return errors
+
+
+def _remember_outlines(wiki: Wiki, outlines: dict[str, Any]) -> None:
+    store = Outlines(wiki.root)
+    try:
+        store.put(outlines)
+    finally:
+        store.close()
 
 
 def _append_log(wiki: Wiki, record: dict[str, Any]) -> None:
@@ -213,7 +226,7 @@ def acknowledge(app: Any, page_id: str, note: str, expected_revision: int | None
     evidence = Evidence(app)
     if any(i["severity"] == "error" for i in record_issues(wiki, record, wiki.load_index(), evidence)):
         raise ConflictError(ACK_REFUSED)
-    data = record["page"]
+    data = copy.deepcopy(record["page"])  # the record may be shared by the read cache
     data["review"] = {**data["review"], "note": note}
     page = Page.model_validate(data)
     result = write_page(app, page_id, page, f"Reviewed against the current input: {note}",
