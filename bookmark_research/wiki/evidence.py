@@ -34,6 +34,7 @@ def research_api() -> Any:
 class ClaimCheck(NamedTuple):
     snapshot: dict[str, Any] | None  # the evidence snapshot when the claim can be cited
     error: str | None  # why it cannot (wiki wording), else None
+    digest: str | None = None  # :func:`digest` of the snapshot
 
 
 def _snapshot(raw: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +50,15 @@ def _snapshot(raw: dict[str, Any]) -> dict[str, Any]:
     return {"research_id": raw["research_id"], "claim_id": raw["claim_id"], "question_id": raw.get("question_id"),
             "statement": raw.get("statement"), "confidence": raw.get("confidence"),
             "inference": raw.get("inference"), "citations": citations}
+
+
+def digest(snapshot: dict[str, Any]) -> str:
+    """SHA-256 of the substantive part of a snapshot (canonical JSON)."""
+    import hashlib
+    import json
+
+    text = json.dumps(substantive(snapshot), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def substantive(snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +118,8 @@ class Evidence:
         except BookmarkResearchError as exc:
             return ClaimCheck(None, exc.message)
         problem = _problem(raw)
-        result = ClaimCheck(None if problem else _snapshot(raw), problem)
+        snapshot = None if problem else _snapshot(raw)
+        result = ClaimCheck(snapshot, problem, None if snapshot is None else digest(snapshot))
         paths = {folder.joinpath(*c[key].split("/")) for c in raw.get("citations") or [] for key in ARTIFACTS
                  if isinstance(c.get(key), str)}
         artifacts = [(path, cache.identity(path)) for path in sorted(paths)]

@@ -118,7 +118,7 @@ def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any]
     except BookmarkResearchError as exc:
         return [issue("artifact_error", "error", exc.message)], None
     record = chain[0][1]
-    issues += record_issues(wiki, record, index, evidence)
+    issues += record_issues(wiki, record, index, evidence, pointer["sha256"])
     pages = index["pages"]
     for link in prose_links(record["page"]):
         if link["kind"] == "page":

@@ -19,7 +19,7 @@ def get_page(app: Any, page_id: str, revision: int | None = None) -> dict[str, A
         raise NotFoundError("Unknown Wiki page or revision")
     pointer, record = wiki.revision(page_id, revision)
     evidence = Evidence(app)
-    issues = record_issues(wiki, record, wiki.load_index(), evidence)
+    issues = record_issues(wiki, record, wiki.load_index(), evidence, pointer["sha256"])
     view = copy.deepcopy(record)
     for snap in view["evidence"]:
         if evidence.check(snap["research_id"], snap["claim_id"]).error is not None:
@@ -71,7 +71,7 @@ def search(app: Any, query: str, offset: int = 0, limit: int = 10) -> dict[str, 
             wiki.check_markdown(pointer)
         except BookmarkResearchError:
             return None
-        result = validation(record_issues(wiki, record, index, evidence))
+        result = validation(record_issues(wiki, record, index, evidence, pointer["sha256"]))
         if result["status"] == "stale":
             return None
         records[page_id] = record

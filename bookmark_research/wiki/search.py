@@ -13,7 +13,6 @@ it is missing, unreadable or of an older schema. It is never the cause of a fail
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -22,7 +21,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from whoosh import index as whoosh_index
+from whoosh.filedb.filestore import FileStorage
 from whoosh import query as wq
 from whoosh.analysis import LowercaseFilter, StemFilter, Token, Tokenizer
 from whoosh.fields import ID, STORED, TEXT, Schema
@@ -30,10 +29,11 @@ from whoosh.highlight import ContextFragmenter, Formatter, get_text
 from whoosh.scoring import BM25F
 
 from bookmark_research.locks import file_lock
+from bookmark_research.wiki import cache
 from bookmark_research.wiki.render import plain_text
 from bookmark_research.wiki.store import INDEX, Wiki, sha256
 
-SEARCH_SCHEMA = 1
+SEARCH_SCHEMA = 2
 FOLDER = ".search"
 LOCK = ".search.lock"
 FIELDS = ("title", "headings", "body", "claims")
@@ -86,7 +86,7 @@ def analyzer() -> Any:
 
 def schema() -> Schema:
     text = analyzer()
-    return Schema(page_id=ID(stored=True, unique=True), sha=STORED(),
+    return Schema(page_id=ID(stored=True, unique=True, sortable=True), sha=STORED(),
                   title=TEXT(analyzer=text, stored=True, field_boost=3.0),
                   headings=TEXT(analyzer=text, stored=True, field_boost=2.0),
                   body=TEXT(analyzer=text, stored=True),
@@ -114,41 +114,85 @@ def _state(wiki: Wiki) -> dict[str, Any]:
         return {}
 
 
-def _write_state(wiki: Wiki, digest: str) -> None:
+def _write_state(folder: Any, build: str, digest: str) -> None:
     from bookmark_research import atomic
 
-    atomic.write_json(wiki.path(f"{FOLDER}/state.json"), {"schema": SEARCH_SCHEMA, "index_sha256": digest})
+    atomic.write_json(folder / "state.json", {"schema": SEARCH_SCHEMA, "build": build, "index_sha256": digest})
+
+
+_DIGESTS = cache.Memo()
 
 
 def index_digest(wiki: Wiki) -> str:
+    """SHA-256 of ``index.json`` ("" when there is none), remembered while the file is unchanged."""
     try:
-        return sha256(wiki.read_bytes(INDEX))
+        path = wiki.path(INDEX)
+        ident = cache.identity(path)
+        known = _DIGESTS.get(str(path), ident)
+        if known is None:
+            known = sha256(wiki.read_bytes(INDEX))
+            _DIGESTS.put(str(path), ident, known)
+        return known
     except Exception:
         return ""
 
 
-def _open(wiki: Wiki) -> Any | None:
+def _storage(folder: Any) -> Any:
+    """Whoosh file storage without memory maps: a segment file truncated under a long-running server
+    then fails a read (and the index is rebuilt) instead of crashing the process with SIGBUS."""
+    return FileStorage(str(folder), supports_mmap=False)
+
+
+#: Open indexes per wiki folder: (build id, index, searcher), reused while that build is on disk.
+_OPEN: dict[str, tuple[str, Any, Any]] = {}
+
+
+def _open(wiki: Wiki, state: dict[str, Any]) -> Any | None:
     """The Whoosh index if it exists, is readable and of the current schema; else None."""
-    folder = wiki.path(FOLDER)
-    if _state(wiki).get("schema") != SEARCH_SCHEMA:
+    if state.get("schema") != SEARCH_SCHEMA or not state.get("build"):
         return None
+    key = str(wiki.root)
+    cached = _OPEN.get(key)
+    if cached is not None and cached[0] == state["build"]:
+        return cached[1]
     try:
-        ix = whoosh_index.open_dir(str(folder))
-        with ix.searcher() as searcher:
-            searcher.doc_count()
-        return ix
+        ix = _storage(wiki.path(FOLDER)).open_index()
+        searcher = ix.searcher(weighting=BM25F())
+        searcher.doc_count()
     except Exception:
         return None
+    _forget(wiki)
+    _OPEN[key] = (state["build"], ix, searcher)
+    return ix
+
+
+def _forget(wiki: Wiki) -> None:
+    cached = _OPEN.pop(str(wiki.root), None)
+    if cached is not None:
+        try:
+            cached[2].close()
+        except Exception:
+            pass
+
+
+def _searcher(wiki: Wiki) -> Any:
+    build, ix, searcher = _OPEN[str(wiki.root)]
+    if not searcher.up_to_date():
+        searcher = searcher.refresh()
+        _OPEN[str(wiki.root)] = (build, ix, searcher)
+    return searcher
 
 
 def rebuild(wiki: Wiki) -> Any:
     """A new index from every readable current record, swapped in place of the old one."""
-    staging = wiki.path(f".search-{uuid.uuid4().hex[:12]}")
+    _forget(wiki)
+    build = uuid.uuid4().hex[:12]
+    staging = wiki.path(f".search-{build}")
     staging.mkdir(mode=0o700)
     try:
         digest = index_digest(wiki)
         pages = wiki.load_index()["pages"]
-        ix = whoosh_index.create_in(str(staging), schema())
+        ix = _storage(staging).create_index(schema())
         writer = ix.writer()
         for page_id in sorted(pages):
             try:
@@ -157,11 +201,9 @@ def rebuild(wiki: Wiki) -> Any:
                 continue  # unreadable pages are excluded from search anyway
             writer.add_document(**document(page_id, pages[page_id], record))
         writer.commit(optimize=True)
-        from bookmark_research import atomic
-
-        atomic.write_json(staging / "state.json", {"schema": SEARCH_SCHEMA, "index_sha256": digest})
+        _write_state(staging, build, digest)
         target = wiki.path(FOLDER)
-        old = wiki.path(f".search-old-{uuid.uuid4().hex[:12]}")
+        old = wiki.path(f".search-old-{build}")
         if target.exists():
             os.rename(target, old)
         os.rename(staging, target)
@@ -169,10 +211,10 @@ def rebuild(wiki: Wiki) -> Any:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return whoosh_index.open_dir(str(target))
+    return _open(wiki, _state(wiki))
 
 
-def _sync(wiki: Wiki, ix: Any) -> None:
+def _sync(wiki: Wiki, ix: Any, state: dict[str, Any]) -> None:
     """Re-index the pages whose record changed since the index last matched ``index.json``."""
     digest = index_digest(wiki)
     pages = wiki.load_index()["pages"]
@@ -188,37 +230,40 @@ def _sync(wiki: Wiki, ix: Any) -> None:
             except Exception:
                 writer.delete_by_term("page_id", page_id)
     writer.commit()
-    _write_state(wiki, digest)
+    _write_state(wiki.path(FOLDER), state["build"], digest)
 
 
-@contextlib.contextmanager
-def current_index(wiki: Wiki) -> Iterator[Any]:
-    """The Whoosh index, brought up to date with ``index.json`` first (rebuilt if it must be)."""
+def current_searcher(wiki: Wiki) -> Any:
+    """A searcher over the index, brought up to date with ``index.json`` first (rebuilt if it must be)."""
     with file_lock(wiki.path(LOCK), busy_message="the wiki search index is being rebuilt; retry shortly"):
-        ix = _open(wiki)
+        state = _state(wiki)
+        ix = _open(wiki, state)
         if ix is None:
-            ix = rebuild(wiki)
-        elif _state(wiki).get("index_sha256") != index_digest(wiki):
+            rebuild(wiki)
+        elif state.get("index_sha256") != index_digest(wiki):
             try:
-                _sync(wiki, ix)
+                _sync(wiki, ix, state)
             except Exception:
-                ix = rebuild(wiki)
-    yield ix
+                rebuild(wiki)
+        return _searcher(wiki)
 
 
 def index_page(wiki: Wiki, old_digest: str, new_digest: str, page_id: str, pointer: dict[str, Any],
                record: dict[str, Any]) -> None:
-    """After a write: update the page's document (a missing or broken index is left to the next search)."""
+    """After a write: update the page's document. A new wiki gets its index here; a missing or broken
+    index of an existing wiki is left to the next search (which rebuilds it)."""
     with file_lock(wiki.path(LOCK), timeout=2.0):
-        ix = _open(wiki)
+        state = _state(wiki)
+        ix = _open(wiki, state)
         if ix is None:
+            if old_digest == "" and not wiki.path(FOLDER).exists():
+                rebuild(wiki)  # the first page of a new wiki
             return
-        in_step = _state(wiki).get("index_sha256") == old_digest
         writer = ix.writer()
         writer.update_document(**document(page_id, pointer, record))
         writer.commit()
-        if in_step:
-            _write_state(wiki, new_digest)
+        if state.get("index_sha256") == old_digest:
+            _write_state(wiki.path(FOLDER), state["build"], new_digest)
 
 
 # --- querying --------------------------------------------------------------------------------------
@@ -254,44 +299,53 @@ def search_pages(wiki: Wiki, text: str, keep: Callable[[str], dict[str, Any] | N
                  limit: int) -> tuple[list[dict[str, Any]], int, list[str]]:
     """Pages matching ``text``, best first (ties by page_id), filtered by ``keep``.
 
-    ``keep(page_id)`` returns the page's validation, or None to exclude it (stale or unreadable).
-    Returns ``(results for offset..offset+limit, total kept, excluded page ids)``; each result holds
-    ``page_id``, ``score``, ``snippet`` and ``validation``.
+    ``keep(page_id)`` returns the page's validation, or None to exclude it (stale or unreadable); it is
+    asked for every matching page, so totals and exclusions are exact. Only the requested window is
+    ranked in full (top-k search) and given snippets. Returns ``(results, total kept, excluded ids)``;
+    each result holds ``page_id``, ``score``, ``snippet`` and ``validation``.
     """
     q = build_query(text)
     if q is None:
         return [], 0, []
-    with current_index(wiki) as ix:
-        try:
-            return _run(ix, q, keep, offset, limit)
-        except Exception:
-            with file_lock(wiki.path(LOCK)):
-                ix = rebuild(wiki)
-            return _run(ix, q, keep, offset, limit)
+    try:
+        return _run(current_searcher(wiki), q, keep, offset, limit)
+    except Exception:
+        with file_lock(wiki.path(LOCK)):
+            rebuild(wiki)
+        return _run(_searcher(wiki), q, keep, offset, limit)
 
 
-def _run(ix: Any, q: Any, keep: Callable[[str], dict[str, Any] | None], offset: int,
+def _run(searcher: Any, q: Any, keep: Callable[[str], dict[str, Any] | None], offset: int,
          limit: int) -> tuple[list[dict[str, Any]], int, list[str]]:
-    with ix.searcher(weighting=BM25F()) as searcher:
-        results = searcher.search(q, limit=None)
-        results.formatter = _Brackets()
-        results.fragmenter = ContextFragmenter(maxchars=240, surround=70)
-        hits = sorted(((hit["page_id"], float(hit.score), hit) for hit in results), key=lambda h: (-h[1], h[0]))
-        kept, excluded = [], []
-        for page_id, score, hit in hits:
-            validation = keep(page_id)
-            if validation is None:
-                excluded.append(page_id)
-            else:
-                kept.append((page_id, score, hit, validation))
-        page = [{"page_id": pid, "score": round(score, 4), "snippet": snippet(hit), "validation": validation}
-                for pid, score, hit, validation in kept[offset:offset + limit]]
-        return page, len(kept), excluded
+    ids = searcher.reader().column_reader("page_id")
+    validations: dict[str, dict[str, Any]] = {}
+    excluded: list[str] = []
+    for docnum in searcher.docs_for_query(q):
+        page_id = ids[docnum]
+        page_id = page_id.decode("utf-8") if isinstance(page_id, bytes) else page_id
+        validation = keep(page_id)
+        if validation is None:
+            excluded.append(page_id)
+        else:
+            validations[page_id] = validation
+    wanted = offset + limit + len(excluded) + 10  # room for excluded pages and score ties at the edge
+    results = searcher.search(q, limit=wanted, terms=True)
+    results.formatter = _Brackets()
+    results.fragmenter = ContextFragmenter(maxchars=240, surround=70)
+    hits = sorted(((hit["page_id"], float(hit.score), hit) for hit in results if hit["page_id"] in validations),
+                  key=lambda h: (-h[1], h[0]))
+    page = [{"page_id": pid, "score": round(score, 4), "snippet": snippet(hit), "validation": validations[pid]}
+            for pid, score, hit in hits[offset:offset + limit]]
+    excluded.sort()
+    return page, len(validations), excluded
 
 
 def snippet(hit: Any) -> str | None:
     """The best passage of the hit's body, headings or claims with the matched words marked."""
+    matched = {field for field, _ in hit.matched_terms()}
     for field in ("body", "headings", "claims", "title"):
+        if field not in matched:
+            continue
         try:
             text = hit.highlights(field, top=2, minscore=0)
         except Exception:

@@ -73,6 +73,8 @@ class Wiki:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._root = str(root)
+        self._safe_dirs: set[str] = set()  # folders already checked in this operation
 
     @classmethod
     def open(cls, app: Any) -> Wiki:
@@ -86,15 +88,22 @@ class Wiki:
 
     def path(self, rel: str) -> Path:
         """``rel`` (POSIX, relative) inside the wiki; refuses escapes and symlinked components."""
-        current = self.root
-        for part in _check_rel(rel):
-            current = current / part
+        parts = _check_rel(rel)
+        current = self._root
+        last = len(parts) - 1
+        for i, part in enumerate(parts):
+            current = f"{current}{os.sep}{part}"
+            if current in self._safe_dirs:
+                continue
             try:
-                if stat.S_ISLNK(os.lstat(current).st_mode):
-                    raise UnsafeInputError(f"{self.root}/{rel}: symlinks are not allowed inside the wiki folder")
+                mode = os.lstat(current).st_mode
             except FileNotFoundError:
                 break
-        return self.root / rel
+            if stat.S_ISLNK(mode):
+                raise UnsafeInputError(f"{self.root}/{rel}: symlinks are not allowed inside the wiki folder")
+            if i < last and stat.S_ISDIR(mode):
+                self._safe_dirs.add(current)
+        return Path(f"{self._root}{os.sep}{os.sep.join(parts)}")
 
     def create(self) -> None:
         """Make the folder (0700) and its fixed subfolders; refuses symlinks where folders belong."""
@@ -144,12 +153,14 @@ class Wiki:
         data = self.read_bytes(INDEX, MAX_INDEX_BYTES)
         if len(data) > MAX_INDEX_BYTES:
             raise StorageError("Wiki index exceeds its size limit")
-        index = _parse(data, INDEX)
-        if set(index) != {"schema_version", "pages"} or index["schema_version"] != SCHEMA_VERSION \
-                or not isinstance(index["pages"], dict):
-            raise StorageError(f"{path}: not a wiki index of schema version {SCHEMA_VERSION}")
-        for page_id, pointer in index["pages"].items():
-            check_pointer(page_id, pointer, INDEX)
+        index = _parse_lines(data)
+        if index is None:  # not in the one-page-per-line layout this module writes: parse it whole
+            index = _parse(data, INDEX)
+            if set(index) != {"schema_version", "pages"} or index["schema_version"] != SCHEMA_VERSION \
+                    or not isinstance(index["pages"], dict):
+                raise StorageError(f"{path}: not a wiki index of schema version {SCHEMA_VERSION}")
+            for page_id, pointer in index["pages"].items():
+                check_pointer(page_id, pointer, INDEX)
         _INDEX_CACHE[self.root] = (key, index)
         return index
 
@@ -252,10 +263,59 @@ def check_pointer(page_id: str, pointer: Any, where: str) -> None:
         raise StorageError(f"{where}: invalid pointer for Wiki page {page_id!r}")
 
 
+#: ``index.json`` lines already parsed or written, both ways (most lines survive a write unchanged).
+_LINES: dict[str, tuple[str, dict[str, Any]]] = {}
+_POINTER_LINES: dict[tuple[Any, ...], str] = {}
+_HEAD, _TAIL = f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "pages": {{\n', "\n  }\n}\n"
+
+
+def _remember_line(line: str, page_id: str, pointer: dict[str, Any]) -> None:
+    if len(_LINES) > 4 * MAX_PAGES:
+        _LINES.clear()
+        _POINTER_LINES.clear()
+    _LINES[line] = (page_id, pointer)
+    _POINTER_LINES[(page_id, *pointer.values())] = line
+
+
+def _parse_lines(data: bytes) -> dict[str, Any] | None:
+    """Parse ``index.json`` as :func:`dump_index` lays it out, reusing lines seen before; None otherwise."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not (text.startswith(_HEAD) and text.endswith(_TAIL)):
+        return None
+    pages: dict[str, Any] = {}
+    body = text[len(_HEAD):-len(_TAIL)]
+    for line in body.split(",\n") if body else []:
+        known = _LINES.get(line)
+        if known is None:
+            try:
+                entry = json.loads("{" + line + "}")
+            except ValueError:
+                return None
+            if len(entry) != 1:
+                return None
+            (page_id, pointer), = entry.items()
+            check_pointer(page_id, pointer, INDEX)
+            _remember_line(line, page_id, pointer)
+            known = (page_id, pointer)
+        if known[0] in pages:
+            raise StorageError(f"{INDEX}: page {known[0]!r} appears twice")
+        pages[known[0]] = known[1]
+    return {"schema_version": SCHEMA_VERSION, "pages": pages}
+
+
 def dump_index(index: dict[str, Any]) -> str:
     """``index.json`` text: one page per line (sorted), so a diff shows which pages changed."""
-    rows = [f"    {json.dumps(pid, ensure_ascii=False)}: {json.dumps(index['pages'][pid], ensure_ascii=False)}"
-            for pid in sorted(index["pages"])]
-    body = ",\n".join(rows)
-    pages = "{\n" + body + "\n  }" if rows else "{}"
-    return f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "pages": {pages}\n}}\n'
+    rows = []
+    for page_id in sorted(index["pages"]):
+        pointer = index["pages"][page_id]
+        line = _POINTER_LINES.get((page_id, *pointer.values()))
+        if line is None:
+            line = f"    {json.dumps(page_id, ensure_ascii=False)}: {json.dumps(pointer, ensure_ascii=False)}"
+            _remember_line(line, page_id, pointer)
+        rows.append(line)
+    if not rows:
+        return f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "pages": {{}}\n}}\n'
+    return _HEAD + ",\n".join(rows) + _TAIL

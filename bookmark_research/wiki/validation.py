@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bookmark_research.wiki.evidence import Evidence, cited_research_ids, substantive
+from bookmark_research.wiki import cache
+from bookmark_research.wiki.evidence import Evidence, cited_research_ids, digest
 from bookmark_research.wiki.store import Wiki
 
 SEMANTIC_REVIEW = "caller_declared; not evaluated by lint"
@@ -19,20 +20,37 @@ def issue(code: str, severity: str, message: str, **extra: Any) -> dict[str, Any
     return {"code": code, "severity": severity, "message": message[:1000], **extra}
 
 
-def record_issues(wiki: Wiki, record: dict[str, Any], index: dict[str, Any], evidence: Evidence) -> list[dict[str, Any]]:
-    """Issues of one verified revision record against the sessions and the index as they are now."""
+def _inputs(record: dict[str, Any]) -> dict[str, Any]:
+    """What validation needs from a record: a pure function of its content, so kept by content hash."""
+    return {"claims": [(e["research_id"], e["claim_id"], digest(e)) for e in record["evidence"]],
+            "research_ids": cited_research_ids(record["evidence"]),
+            "acknowledged": {(a["research_id"], a["input_version"]): a for a in record.get("acknowledged", [])},
+            "links": [(link["page_id"], link["revision"], link["markdown_file"])
+                      for link in record.get("resolved_links", [])]}
+
+
+def record_issues(wiki: Wiki, record: dict[str, Any], index: dict[str, Any], evidence: Evidence,
+                  sha256: str | None = None) -> list[dict[str, Any]]:
+    """Issues of one verified revision record against the sessions and the index as they are now.
+
+    ``sha256`` (the record's hash, when known) lets the record's own part of the work be remembered.
+    """
+    inputs = cache.RECORD_INPUTS.get(sha256, ("content",)) if sha256 else None
+    if inputs is None:
+        inputs = _inputs(record)
+        if sha256:
+            cache.RECORD_INPUTS.put(sha256, ("content",), inputs)
     issues: list[dict[str, Any]] = []
-    for snap in record["evidence"]:
-        rid, cid = snap["research_id"], snap["claim_id"]
+    for rid, cid, stored in inputs["claims"]:
         check = evidence.check(rid, cid)
         if check.error is not None:
             issues.append(issue("invalid_evidence", "error", check.error, research_id=rid, claim_id=cid))
-        elif substantive(check.snapshot) != substantive(snap):
+        elif check.digest != stored:
             issues.append(issue("invalid_evidence", "error",
                                 f"Wiki evidence changed since this revision was published: {rid}/{cid}",
                                 research_id=rid, claim_id=cid))
-    acknowledged = {(a["research_id"], a["input_version"]): a for a in record.get("acknowledged", [])}
-    for rid in cited_research_ids(record["evidence"]):
+    acknowledged = inputs["acknowledged"]
+    for rid in inputs["research_ids"]:
         fresh = evidence.freshness(rid)
         removed = any(isinstance(s, dict) and s.get("state") == "removed"
                       for s in (fresh.get("source_states") or {}).values())
@@ -52,24 +70,26 @@ def record_issues(wiki: Wiki, record: dict[str, Any], index: dict[str, Any], evi
                                     "page with reviewed_input_version or run wiki ack", research_id=rid,
                                     source_freshness=fresh))
     pages = index["pages"]
-    for link in record.get("resolved_links", []):
-        target = pages.get(link["page_id"])
+    for page_id, revision, markdown_file in inputs["links"]:
+        target = pages.get(page_id)
         if target is None:
-            issues.append(issue("missing_link", "error", f"Linked Wiki page no longer exists: {link['page_id']}",
-                                target=link["page_id"]))
+            issues.append(issue("missing_link", "error", f"Linked Wiki page no longer exists: {page_id}",
+                                target=page_id))
             continue
-        if target["revision"] != link["revision"]:
-            issues.append(issue("link_has_newer_revision", "warning",
-                                f"Linked page {link['page_id']} has a newer revision", target=link["page_id"],
-                                linked_revision=link["revision"], current_revision=target["revision"]))
-        try:
-            present = wiki.path(link["markdown_file"]).is_file()
-        except Exception:
-            present = False
-        if not present:
-            issues.append(issue("missing_link_artifact", "error",
-                                f"Linked revision file is missing: {link['markdown_file']}", target=link["page_id"]))
+        if target["revision"] != revision:
+            issues.append(issue("link_has_newer_revision", "warning", f"Linked page {page_id} has a newer revision",
+                                target=page_id, linked_revision=revision, current_revision=target["revision"]))
+        if not _present(wiki, markdown_file):
+            issues.append(issue("missing_link_artifact", "error", f"Linked revision file is missing: {markdown_file}",
+                                target=page_id))
     return issues
+
+
+def _present(wiki: Wiki, rel: str) -> bool:
+    try:
+        return wiki.path(rel).is_file()
+    except Exception:
+        return False
 
 
 def status(issues: list[dict[str, Any]]) -> str:

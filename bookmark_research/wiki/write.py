@@ -103,7 +103,7 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
             previous = wiki.read_record(page_id, current)
             wiki.check_markdown(current)
             if acknowledge_all and any(i["severity"] == "error"
-                                       for i in record_issues(wiki, previous, index, evidence)):
+                                       for i in record_issues(wiki, previous, index, evidence, current["sha256"])):
                 raise ConflictError(ACK_REFUSED)
         now = now or iso()
         acknowledged = _acknowledgements(previous, research_ids, evidence, now, page.review.note,
@@ -224,7 +224,7 @@ def acknowledge(app: Any, page_id: str, note: str, expected_revision: int | None
     wiki = Wiki.open(app)
     pointer, record = wiki.revision(page_id, None)
     evidence = Evidence(app)
-    if any(i["severity"] == "error" for i in record_issues(wiki, record, wiki.load_index(), evidence)):
+    if any(i["severity"] == "error" for i in record_issues(wiki, record, wiki.load_index(), evidence, pointer["sha256"])):
         raise ConflictError(ACK_REFUSED)
     data = copy.deepcopy(record["page"])  # the record may be shared by the read cache
     data["review"] = {**data["review"], "note": note}
