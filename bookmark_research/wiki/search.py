@@ -13,6 +13,7 @@ it is missing, unreadable or of an older schema. It is never the cause of a fail
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -145,6 +146,7 @@ def _storage(folder: Any) -> Any:
 
 #: Open indexes per wiki folder: (build id, index, searcher), reused while that build is on disk.
 _OPEN: dict[str, tuple[str, Any, Any]] = {}
+_MAX_OPEN = 4
 
 
 def _open(wiki: Wiki, state: dict[str, Any]) -> Any | None:
@@ -162,17 +164,29 @@ def _open(wiki: Wiki, state: dict[str, Any]) -> Any | None:
     except Exception:
         return None
     _forget(wiki)
+    while len(_OPEN) >= _MAX_OPEN:  # keep a few wikis open (a server normally has one)
+        _close(_OPEN.pop(next(iter(_OPEN))))
     _OPEN[key] = (state["build"], ix, searcher)
     return ix
+
+
+def _close(entry: tuple[str, Any, Any]) -> None:
+    try:
+        entry[2].close()
+    except Exception:
+        pass
 
 
 def _forget(wiki: Wiki) -> None:
     cached = _OPEN.pop(str(wiki.root), None)
     if cached is not None:
-        try:
-            cached[2].close()
-        except Exception:
-            pass
+        _close(cached)
+
+
+@atexit.register
+def _close_all() -> None:
+    while _OPEN:
+        _close(_OPEN.popitem()[1])
 
 
 def _searcher(wiki: Wiki) -> Any:
