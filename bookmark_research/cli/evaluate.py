@@ -1,0 +1,126 @@
+"""``bookmark-research evaluate``: score research runs, and turn a research session into a run record.
+
+``evaluate SUITE RUNS [--judgments FILE] [--output DIR]`` reads JSON files (one of them may be ``-``
+for stdin): SUITE is the suite object; RUNS a list of run records or ``{"runs": [...]}``; the
+judgments file a list or ``{"judgments": [...]}``. ``evaluate run-from-session RESEARCH_ID ...`` writes
+the run record of a finished research session.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from bookmark_research.cli.common import _fail, invoke, json_option, read_json_value
+
+
+class _EvaluateGroup(click.Group):
+    """Runs ``score`` when the first argument is not a subcommand, so ``evaluate SUITE RUNS`` works."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["score", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_EvaluateGroup, subcommand_metavar="SUITE RUNS [--judgments FILE] [--output DIR] [--json] | "
+                                                    "run-from-session RESEARCH_ID ...")
+def evaluate() -> None:
+    """Score research runs from labels: evaluate SUITE RUNS [--judgments FILE] [--output DIR].
+
+    \b
+    SUITE      JSON object: schema_version 1, suite_id, kind, tasks, rubric
+    RUNS       JSON list of run records, or {"runs": [...]}
+    --judgments  JSON list of judgments, or {"judgments": [...]}
+    One of the three may be "-" to read it from stdin.
+
+    No model or provider is called and no label is invented: a missing annotation leaves its metric
+    null. Also: "evaluate run-from-session RESEARCH_ID ..." writes a run record from a finished
+    research session.
+    """
+
+
+def _unwrap(value: Any, key: str, source: str, as_json: bool) -> Any:
+    if isinstance(value, dict) and set(value) == {key}:
+        return value[key]
+    if isinstance(value, list):
+        return value
+    _fail(f"{source}: top level must be a JSON list of {key} or an object {{\"{key}\": [...]}}", "invalid_input",
+          as_json)
+
+
+@evaluate.command("score", hidden=True)
+@click.argument("suite", metavar="SUITE")
+@click.argument("runs", metavar="RUNS")
+@click.option("--judgments", "judgments_path", metavar="FILE", help="Judgments (answer matches, citation labels, "
+              "report scores): a JSON list or {\"judgments\": [...]}.")
+@click.option("--output", "output_dir", metavar="DIR", help="Also write evaluation.json and evaluation.md here.")
+@json_option
+@click.pass_context
+def score(ctx: click.Context, suite: str, runs: str, judgments_path: str | None, output_dir: str | None,
+          as_json: bool) -> None:
+    """Score research runs: evaluate SUITE RUNS [--judgments FILE] [--output DIR]."""
+    if [suite, runs, judgments_path].count("-") > 1:
+        raise click.UsageError("only one of SUITE, RUNS and --judgments can be read from stdin (-)")
+    suite_value = read_json_value(suite, as_json)
+    if not isinstance(suite_value, dict):
+        _fail(f"{'stdin' if suite == '-' else suite}: top level must be the suite JSON object", "invalid_input",
+              as_json)
+    arguments: dict[str, Any] = {
+        "suite": suite_value,
+        "runs": _unwrap(read_json_value(runs, as_json), "runs", "stdin" if runs == "-" else runs, as_json),
+    }
+    if judgments_path is not None:
+        source = "stdin" if judgments_path == "-" else judgments_path
+        arguments["judgments"] = _unwrap(read_json_value(judgments_path, as_json), "judgments", source, as_json)
+    if output_dir is not None:
+        arguments["output_directory"] = os.path.abspath(os.path.expanduser(output_dir))
+        invoke(ctx, "evaluation_write_report", arguments, as_json, render_evaluation)
+    else:
+        invoke(ctx, "evaluate_research", arguments, as_json, render_evaluation)
+
+
+# --- human output ------------------------------------------------------------------------------------
+
+
+def render_evaluation(result: dict[str, Any]) -> None:
+    """A table per group (system × mode rows, headline metrics as mean ± sd), then what was not scored."""
+    from bookmark_research.cli.render import _table
+    from bookmark_research.evaluation.report import HEADLINE, comparability_line, stat_cell
+
+    short = {"answer_f1": "F1", "semantic_citation_accuracy": "cite acc", "semantic_claim_support": "claim sup",
+             "report_quality_normalized": "report", "text_coverage": "text cov", "questions_coverage": "q cov",
+             "latency_seconds": "latency s"}
+    kind = result["kind"].replace("_", " ")
+    click.echo(click.style(f"Evaluation of {result['suite_id']}", bold=True)
+               + f" ({kind}): {_plural(result['run_count'], 'run')}, {result['evaluated_task_count']} of "
+                 f"{_plural(result['task_count'], 'task')}, {result['judgment_count']} judgments, {_plural(len(result['groups']), 'group')}")
+    for group in result["groups"]:
+        click.echo("")
+        click.echo(click.style(f"task {group['task_id']} · group {group['comparison_group']}", bold=True))
+        click.echo(comparability_line(group))
+        rows = []
+        for s in group["strata"]:
+            runs = str(s["run_count"]) + (f" ({s['failed_runs']} failed)" if s["failed_runs"] else "")
+            cells = [stat_cell(s["metrics"][m], m, with_n=False)
+                     + ("" if s["metrics"][m]["n"] in (0, s["run_count"]) else f" n={s['metrics'][m]['n']}")
+                     for m in HEADLINE]
+            rows.append([s["system_id"], s["mode"], s["condition_id"][:8], runs, *cells])
+        _table(rows, ["system", "mode", "condition", "runs", *(short[m] for m in HEADLINE)])
+    if result["not_scored"]:
+        click.echo("")
+        click.echo(click.style("Not scored", bold=True))
+        for entry in result["not_scored"]:
+            click.echo(f"  {entry['run_id']}: " + "; ".join(entry["reasons"]))
+    click.echo("")
+    click.echo(result["limitations"][0])
+    if "artifacts" in result:
+        click.echo(f"Wrote {result['artifacts']['json']} and {result['artifacts']['markdown']}")
+    else:
+        click.echo("Every metric and limitation: --json, or --output DIR for evaluation.json and evaluation.md.")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")

@@ -1,0 +1,28 @@
+"""The evaluation operations: score research runs, and turn a finished research session into a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bookmark_research.core import evaluation_models as m
+from bookmark_research.core.app import App
+from bookmark_research.core.registry import operation
+
+
+@operation("evaluate_research", "evaluate", m.EvaluateInput, m.EvaluateOutput)
+def evaluate_research(app: App, p: m.EvaluateInput) -> dict[str, Any]:
+    """Score research runs against a suite's gold answers and supplied labels (no model, no provider; missing labels stay null)."""
+    from bookmark_research.evaluation.evaluate import evaluate
+
+    return evaluate(p.suite, p.runs, p.judgments)
+
+
+@operation("evaluation_write_report", "evaluate --output", m.EvaluateWriteInput, m.EvaluateWriteOutput,
+           read_only=False, mcp=False)
+def evaluation_write_report(app: App, p: m.EvaluateWriteInput) -> dict[str, Any]:
+    """Score research runs and write evaluation.json and evaluation.md into a folder (nothing is written on bad input)."""
+    from bookmark_research.evaluation.evaluate import evaluate
+    from bookmark_research.evaluation.report import write_report
+
+    result = evaluate(p.suite, p.runs, p.judgments)
+    return {**result, "artifacts": write_report(p.output_directory, result)}
