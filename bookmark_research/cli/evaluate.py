@@ -82,6 +82,38 @@ def score(ctx: click.Context, suite: str, runs: str, judgments_path: str | None,
         invoke(ctx, "evaluate_research", arguments, as_json, render_evaluation)
 
 
+@evaluate.command("run-from-session")
+@click.argument("research_id")
+@click.option("--system-id", required=True, help="The system that ran the session (agent or prompt setup).")
+@click.option("--mode", required=True, help="Its mode, e.g. direct or workflow.")
+@click.option("--comparison-group", required=True, help="Runs meant to be compared share a comparison group.")
+@click.option("--task-id", help="The suite task this run answers (default: the research id).")
+@click.option("--run-id", help="The run id (default: the research id).")
+@click.option("--repeat", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Repeat number under the same conditions.")
+@click.option("--model", help="The model that ran the session (a declared control).")
+@click.option("--time-window", help="The retrieval time window (a declared control).")
+@click.option("--harness-version", help="The harness version (default: this bookmark-research version).")
+@click.option("--output", "output_file", metavar="FILE",
+              help="Add the run to this runs file (a JSON list; a run with the same run_id is replaced).")
+@json_option
+@click.pass_context
+def run_from_session(ctx: click.Context, research_id: str, output_file: str | None, as_json: bool,
+                     **labels: Any) -> None:
+    """Write the evaluation run record of a finished research session.
+
+    Answers, claims, citations (source ids, URLs, quotes), coverage as frozen inventory ids, budget and
+    usage as controls, latency from start to finish. Prints the run (and a suite task whose
+    scope_source_ids are the session's inventory ids; its gold answers are left for you to write).
+    """
+    arguments = {"research_id": research_id, **labels}
+    if output_file is not None:
+        arguments["output_file"] = os.path.abspath(os.path.expanduser(output_file))
+        invoke(ctx, "evaluation_save_run_from_session", arguments, as_json, render_run)
+    else:
+        invoke(ctx, "evaluation_run_from_session", arguments, as_json, render_run)
+
+
 # --- human output ------------------------------------------------------------------------------------
 
 
@@ -124,3 +156,23 @@ def render_evaluation(result: dict[str, Any]) -> None:
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def render_run(result: dict[str, Any]) -> None:
+    """The run record as JSON (what goes into a runs file), its notes and where it was written."""
+    import json
+
+    run = result["run"]
+    if "output_file" in result:
+        verb = "Replaced" if result["replaced"] else "Added"
+        click.echo(f"{verb} run {run['run_id']} in {result['output_file']} ({_plural(result['run_count'], 'run')})")
+    else:
+        click.echo(json.dumps(run, ensure_ascii=False, indent=2))
+    cov = run["coverage"]
+    click.echo(f"research {result['research_id']}: {len(run['answers'])} answers, {len(run['claims'])} claims, "
+               f"{len(run['citations'])} citations; inventory ids accounted {len(cov['accounted_source_ids'])}, "
+               f"with text {len(cov['text_source_ids'])}, reviewed {len(cov['reviewed_source_ids'])} of "
+               f"{len(result['task']['scope_source_ids'])}", err=True)
+    for note in result["notes"]:
+        click.echo(f"note: {note}", err=True)
+    click.echo("Suite task for this run (gold_answers left null for you to write): --json prints it.", err=True)

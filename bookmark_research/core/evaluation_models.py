@@ -177,3 +177,37 @@ class EvaluateOutput(Output):
 
 class EvaluateWriteOutput(EvaluateOutput):
     artifacts: dict[str, str]
+
+
+class RunFromSessionInput(Input):
+    research_id: Ident = Field(description="A finished research session (completed, incomplete or cancelled)")
+    system_id: Ident = Field(description="The system that ran it (e.g. the agent or prompt setup)")
+    mode: Ident = Field(description="Its mode (e.g. direct, workflow)")
+    comparison_group: Ident = Field(description="Runs meant to be compared share a comparison group")
+    task_id: Ident | None = Field(None, description="The suite task (default: the research id)")
+    run_id: Ident | None = Field(None, description="The run id (default: the research id)")
+    repeat: Annotated[int, Field(ge=1, le=100_000)] = Field(1, description="Repeat number under these conditions")
+    model: Annotated[str, StringConstraints(min_length=1, max_length=4000)] | None = Field(
+        None, description="The model that ran the session, as a declared control")
+    time_window: Annotated[str, StringConstraints(min_length=1, max_length=4000)] | None = Field(
+        None, description="The retrieval time window, as a declared control")
+    harness_version: Annotated[str, StringConstraints(min_length=1, max_length=4000)] | None = Field(
+        None, description="The harness version (default: this bookmark-research version)")
+
+
+class RunFromSessionOutput(Output):
+    research_id: str
+    run: JSON
+    task: JSON
+    notes: list[str]
+
+
+class SaveRunFromSessionInput(RunFromSessionInput):
+    output_file: Annotated[str, StringConstraints(min_length=1, max_length=4096, pattern=r"^[^\x00]+$")] = Field(
+        description="Runs file to add the run to (a JSON list; a run with the same run_id is replaced)")
+
+
+class SaveRunFromSessionOutput(RunFromSessionOutput):
+    output_file: str
+    replaced: bool
+    run_count: int
