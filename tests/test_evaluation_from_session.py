@@ -84,9 +84,10 @@ def test_run_from_state() -> None:
          "research_id": "r-00000000000000aa", "url": "https://mill.example/5", "source_sha256": "e" * 64},
     ]
     # u-1 reviewed with accepted text; u-2 a failed fetch (accounted only); u-3 rejected (accounted only);
-    # u-4 excluded by review (accounted only); u-5 unreviewed text (the external report links nothing).
+    # u-4 excluded by review (accounted only); u-5 text not yet accepted (accounted only; the external
+    # report s4 links no inventory id).
     assert run["coverage"] == {"accounted_source_ids": ["u-1", "u-2", "u-3", "u-4", "u-5"],
-                               "text_source_ids": ["u-1", "u-5"], "reviewed_source_ids": ["u-1"],
+                               "text_source_ids": ["u-1"], "reviewed_source_ids": ["u-1"],
                                "answered_question_ids": ["q1"]}
     assert run["controls"] == {"model": "host-model-x", "tools": ["direct", "exa", "jina"],
                                "budget": {"max_search_calls": 16, "max_fetch_calls": 12, "max_rounds": 8},
@@ -118,9 +119,9 @@ def test_converted_run_evaluates_against_its_task() -> None:
     # 1 of 2 gold answers found with no wrong answer: P 1, R 0.5, F1 2/3. 2 of 3 citations supported.
     assert (m["answer_precision"], m["answer_recall"]) == (1.0, 0.5) and m["answer_f1"] == pytest.approx(2 / 3)
     assert m["semantic_citation_accuracy"] == pytest.approx(2 / 3) and m["semantic_claim_support"] == 1.0
-    # Coverage over the 5 frozen inventory ids: accounted 5/5, text 2/5, reviewed 1/5; questions 1/2.
+    # Coverage over the 5 frozen inventory ids: accounted 5/5, text 1/5, reviewed 1/5; questions 1/2.
     assert (m["accounted_coverage"], m["text_coverage"], m["reviewed_coverage"], m["questions_coverage"]) == \
-        (1.0, 0.4, 0.2, 0.5)
+        (1.0, 0.2, 0.2, 0.5)
     assert m["latency_seconds"] == 210.0 and m["cost_usd"] is None
     assert result["kind"] == "annotated_run_evaluation"
 
@@ -146,7 +147,7 @@ def test_convert_session_reads_through_the_research_api(monkeypatch: pytest.Monk
         calls.append(research_id)
         return copy.deepcopy(state)
 
-    fake = types.SimpleNamespace(read_state=read_state, read_report=lambda app, rid: "# Mill report\n")
+    fake = types.SimpleNamespace(read_state=read_state, report_text=lambda app, rid: "# Mill report\n")
     monkeypatch.setattr(from_session, "_research_api", lambda: fake)
     out = core("evaluation_run_from_session", research_id="r-00000000000000aa", **LABELS, repeat=3)
     assert calls == ["r-00000000000000aa"]
@@ -176,3 +177,21 @@ def test_save_run_adds_and_replaces(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match=r"bad\.json: must be a JSON list of runs"):
         save_run(str(bad), run)
     assert bad.read_text("utf-8") == '{"suite": 1}'
+
+
+def test_report_from_the_finish_artifact_stays_inside_the_session(monkeypatch: pytest.MonkeyPatch, core,
+                                                                   tmp_path: Path) -> None:
+    session = tmp_path / "r-00000000000000aa"
+    session.mkdir()
+    (session / "report.md").write_text("# Saved report\n", "utf-8")
+    (tmp_path / "secret.md").write_text("outside", "utf-8")
+    (session / "link.md").symlink_to(tmp_path / "secret.md")
+    state = session_state()
+    fake = types.SimpleNamespace(read_state=lambda app, rid: copy.deepcopy(state),
+                                 session_directory=lambda app, rid: session)
+    monkeypatch.setattr(from_session, "_research_api", lambda: fake)
+    reports = {}
+    for name in ("report.md", "../secret.md", "link.md", "missing.md"):
+        state["artifacts"] = {"report": name}
+        reports[name] = core("evaluation_run_from_session", research_id="r-00000000000000aa", **LABELS)["run"]["report"]
+    assert reports == {"report.md": "# Saved report\n", "../secret.md": "", "link.md": "", "missing.md": ""}

@@ -6,9 +6,10 @@ The session is read only through :mod:`bookmark_research.research.api`. What the
 - ``claims``: the active claims (retracted ones are withdrawn, not asserted);
 - ``citations``: one per (claim, source) pair, with the session's source id, its URL and SHA-256;
   several quotes of one claim from one source are joined (the evaluation counts a pair once);
-- ``coverage``: frozen inventory ids: *accounted* (reviewed or with a linked source, failed fetches
-  included), *text* (a linked, non-rejected source with saved page text), *reviewed* (an
-  ``inventory_review`` with disposition ``reviewed`` over such text), and the answered question ids;
+- ``coverage``: frozen inventory ids, counted as the session's own coverage counts them: *accounted*
+  (reviewed or with a linked source, failed fetches included), *text* (a linked source with saved
+  page text accepted on review: "usable accepted text"), *reviewed* (an ``inventory_review`` with
+  disposition ``reviewed`` over such text), and the answered question ids;
 - ``controls``: the session's providers as tools, its budget, its frozen input version, plus the
   model / time window / harness the caller declares; ``measurements``: latency from ``created_at``
   to ``finished_at``, usage counters, cost unknown, basis ``observed``;
@@ -48,15 +49,15 @@ def _number(value: Any) -> float | int | None:
 
 
 def _has_text(source: dict[str, Any]) -> bool:
+    """Usable text as the session's coverage counts it: saved, extracted page text accepted on review."""
     review = source.get("review") or {}
     return (bool(source.get("sha256")) and source.get("extraction_status", "extracted") == "extracted"
-            and review.get("verdict") != "rejected" and source.get("evidence_kind") != "external_report")
+            and review.get("verdict") == "accepted" and source.get("evidence_kind") != "external_report")
 
 
 def coverage_ids(state: dict[str, Any]) -> dict[str, list[str]]:
     """accounted ⊇ text ⊇ reviewed inventory ids, and the answered question ids, from the session state."""
     selected = [entry["id"] for entry in state.get("inventory") or []]
-    in_scope = set(selected)
     linked: dict[str, list[dict[str, Any]]] = {}
     for source in state.get("sources") or []:
         if source.get("evidence_kind") == "external_report":
@@ -68,7 +69,6 @@ def coverage_ids(state: dict[str, Any]) -> dict[str, list[str]]:
     text = [i for i in accounted if any(_has_text(s) for s in linked.get(i, []))]
     reviewed = [i for i in text if (reviews.get(i) or {}).get("disposition") == "reviewed"]
     answered = [q["id"] for q in state.get("questions") or [] if q.get("status") == "answered"]
-    assert set(accounted) <= in_scope
     return {"accounted_source_ids": accounted, "text_source_ids": text, "reviewed_source_ids": reviewed,
             "answered_question_ids": answered}
 
@@ -174,9 +174,7 @@ def convert_session(app: Any, research_id: str, **labels: Any) -> dict[str, Any]
     """``{research_id, run, task, notes}`` for research session ``research_id``, read through ``research.api``."""
     api = _research_api()
     state = api.read_state(app, research_id)
-    report = ""
-    if hasattr(api, "read_report"):
-        report = api.read_report(app, research_id) or ""
+    report = _report_text(api, app, research_id, state)
     out = run_from_state(state, "", **labels)
     if len(report) > MAX_REPORT:
         report = report[:MAX_REPORT]
@@ -186,6 +184,29 @@ def convert_session(app: Any, research_id: str, **labels: Any) -> dict[str, Any]
     out["run"]["report"] = report
     check_run(out["run"], out["task"])
     return out
+
+
+def _report_text(api: Any, app: Any, research_id: str, state: dict[str, Any]) -> str:
+    """The session's report.md: through ``api.report_text`` when offered, else the finish artifact named in
+    the state, read inside the session folder (no symbolic link, no path outside it)."""
+    import os
+    from pathlib import Path
+
+    if hasattr(api, "report_text"):
+        return str(api.report_text(app, research_id) or "")
+    relative = (state.get("artifacts") or {}).get("report")
+    if not isinstance(relative, str) or not relative:
+        return ""
+    base = Path(os.path.realpath(api.session_directory(app, research_id)))
+    target = Path(os.path.realpath(base / relative))
+    if base not in target.parents:
+        return ""
+    try:
+        fd = os.open(base / relative, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(4 * MAX_REPORT + 4).decode("utf-8", errors="replace")
 
 
 def check_run(run: dict[str, Any], task: dict[str, Any]) -> None:
