@@ -412,6 +412,11 @@ def demo(package_path: str | None, keep: bool) -> None:
     sys.exit(run_demo(package_path, keep))
 
 
+from bookmark_research.cli.evaluate import evaluate as _evaluate  # noqa: E402
+
+cli.add_command(_evaluate)
+
+
 def main() -> None:
     _configure_stdio()
     try:

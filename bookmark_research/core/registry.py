@@ -38,6 +38,9 @@ MODULES: dict[str, tuple[str, ...]] = {
         "search_bookmarks", "get_context", "doctor", "search_archive", "fetch_web", "search_web",
         "search_providers", "literature_search", "search_plan", "get_settings", "update_settings", "set_setting",
     ),
+    "bookmark_research.core.evaluation_ops": (
+        "evaluate_research", "evaluation_write_report", "evaluation_run_from_session", "evaluation_save_run_from_session",
+    ),
 }
 
 
