@@ -197,6 +197,18 @@ def _language(tree: lxml.html.HtmlElement) -> str | None:
     return None
 
 
+def _leading_text(node: lxml.html.HtmlElement, limit: int = 3000) -> str:
+    """The first ``limit`` characters of visible-ish text (scripts included: challenges hide there)."""
+    parts: list[str] = []
+    size = 0
+    for chunk in node.itertext():
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= limit * 2:
+            break
+    return " ".join("".join(parts).split())[:limit]
+
+
 def _run(tree: lxml.html.HtmlElement, url: str | None, *, precision: bool, metadata: bool) -> Any:
     try:
         return bare_extraction(tree, url=url, favor_precision=precision, favor_recall=not precision,
@@ -243,8 +255,7 @@ def extract_html(html: str | bytes, http_status: int = 200, url: str | None = No
     og = tree.xpath("//meta[@property='og:title']/@content")
     page_title = _clean(str(og[0])) if og else _clean(title_el.text_content()) if title_el is not None else None
     has_password = bool(tree.xpath("//input[@type='password']"))
-    body = tree.find("body")
-    raw_text = " ".join(((body if body is not None else tree).text_content()[:6000]).split())
+    raw_text = _leading_text(tree.find("body") if tree.find("body") is not None else tree)
     language = _language(tree)
     truncated = _bound(tree)
     text, doc, method = _main_text(tree, url)
@@ -252,7 +263,7 @@ def extract_html(html: str | bytes, http_status: int = 200, url: str | None = No
     short = len(text) < MIN_CHARACTERS * 4
     if http_status in (404, 410) or (short and page_title and _NOT_FOUND.search(page_title)):
         status = "not_found"
-    elif short and _CHALLENGE.search(raw_text[:3000] + " " + (page_title or "")):
+    elif short and _CHALLENGE.search(raw_text + " " + (page_title or "")):
         status = "access_challenge"
     elif has_password and (short or (page_title and _LOGIN.search(page_title))):
         status = "login_required"
