@@ -27,7 +27,7 @@ def settings_file(tmp_path, monkeypatch):
 
 @pytest.fixture
 def site(settings_file):
-    update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, allow_credentials=False)
+    update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, terminal=True)
     with Site() as s:
         yield s
 
@@ -67,7 +67,7 @@ def test_redirects_robots_types_and_size(core, site):
     assert by_url["plain"]["status"] == "ok"
     assert by_url["loop"]["error_kind"] == "too_many_redirects"
     assert out["status"] == "partial"
-    update({"direct.max_bytes": 65536}, allow_credentials=False)
+    update({"direct.max_bytes": 65536}, terminal=True)
     assert _direct(core, site.base + "/big")["pages"][0]["error_kind"] == "response_too_large"
 
 
@@ -98,7 +98,7 @@ def test_jina_reader_request_shape_and_waterfall(core, site, monkeypatch):
         httpx.Response(200, json=JINA_OK) if request.url.path.endswith("/a") else httpx.Response(
             451, text=f"blocked {CANARY}")))
     respx.route(host="127.0.0.1").pass_through()
-    update({"fetch.providers": ["jina", "direct"]}, allow_credentials=False)
+    update({"fetch.providers": ["jina", "direct"]}, terminal=True)
     out = core("fetch_web", urls=["https://jina.example/a", site.base + "/article"])
     assert out["mode"] == "waterfall" and out["status"] == "ok"
     assert [p["provider"] for p in out["pages"]] == ["jina", "direct"]  # direct only for what jina missed
@@ -143,7 +143,7 @@ def test_unreachable_provider_is_a_failure_not_an_empty_result(core):
 
 
 def test_later_failure_never_erases_text(core, site):
-    update({"fetch.providers": ["direct", "jina"]}, allow_credentials=False)
+    update({"fetch.providers": ["direct", "jina"]}, terminal=True)
     with respx.mock:
         respx.route(host="127.0.0.1").pass_through()
         jina = respx.get(url__startswith="https://r.jina.ai/").mock(return_value=httpx.Response(500))
@@ -173,7 +173,7 @@ def test_extraction_unit_cases():
 def test_politeness_interval_between_requests_to_one_host(core, site):
     import time
 
-    update({"direct.min_interval_seconds": 0.3, "direct.respect_robots": False}, allow_credentials=False)
+    update({"direct.min_interval_seconds": 0.3, "direct.respect_robots": False}, terminal=True)
     start = time.monotonic()
     out = _direct(core, site.base + "/article", site.base + "/plain")
     assert out["status"] == "ok" and time.monotonic() - start >= 0.3

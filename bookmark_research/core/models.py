@@ -376,7 +376,8 @@ class SettingsOutput(Output):
 class UpdateSettingsInput(Input):
     changes: dict[Annotated[str, StringConstraints(min_length=1, max_length=100)], Any] = Field(
         min_length=1, max_length=50,
-        description="Dotted keys to new values, e.g. {\"direct.allow_private_networks\": true}; null resets")
+        description="Dotted keys to new values, e.g. {\"fetch.max_characters\": 20000}; null resets. Credentials "
+                    "and changes that weaken a safety guard are refused (terminal only)")
 
 
 class SetSettingInput(Input):

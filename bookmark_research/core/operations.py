@@ -300,16 +300,16 @@ def get_settings(app: App, p: m.GetSettingsInput) -> dict[str, Any]:
 
 @operation("update_settings", "config update", m.UpdateSettingsInput, m.SettingsOutput, read_only=False)
 def update_settings(app: App, p: m.UpdateSettingsInput) -> dict[str, Any]:
-    """Change settings by dotted key (credentials cannot be set this way); applies without a restart."""
+    """Change settings by dotted key (not credentials, nor weakening a safety guard); applies without a restart."""
     from bookmark_research.config.settings import update
 
-    return _settings_view(update(p.changes, allow_credentials=False))
+    return _settings_view(update(p.changes, terminal=False))
 
 
 @operation("set_setting", "config set", m.SetSettingInput, m.SettingsOutput, read_only=False, mcp=False)
 def set_setting(app: App, p: m.SetSettingInput) -> dict[str, Any]:
-    """Set one setting by dotted key from a terminal (credentials allowed; stored in a 0600 file)."""
+    """Set one setting by dotted key from a terminal (credentials and safety guards too; a 0600 file)."""
     from bookmark_research.config.settings import update
 
-    return _settings_view(update({p.key: p.value}, allow_credentials=True))
+    return _settings_view(update({p.key: p.value}, terminal=True))
 
