@@ -17,7 +17,7 @@ from bookmark_research.index.schema import SCHEMA_VERSION
 from bookmark_research.index.status import require_source, source_counts, source_record
 
 
-@operation("sync_package", "sync", m.SyncInput, m.SyncOutput, read_only=False)
+@operation("sync_package", "sync", m.SyncInput, m.SyncOutput, read_only=False, idempotent=True)
 def sync_package(app: App, p: m.SyncInput) -> dict[str, Any]:
     """Import a package directory, ZIP or section JSON into a source (incremental, all or nothing)."""
     from bookmark_research.sources.manager import sync_package as run
@@ -65,7 +65,7 @@ def source_history(app: App, p: m.HistoryInput) -> dict[str, Any]:
     return history(app, p.source_id, p.limit, p.offset)
 
 
-@operation("source_restore", "restore", m.RestoreInput, m.SyncOutput, read_only=False)
+@operation("source_restore", "restore", m.RestoreInput, m.SyncOutput, read_only=False, idempotent=True)
 def source_restore(app: App, p: m.RestoreInput) -> dict[str, Any]:
     """Make a recorded version current again by re-syncing its managed snapshot."""
     from bookmark_research.sources.manager import restore
@@ -116,7 +116,8 @@ def _query_conn(app: App, source_id: str, refresh: bool) -> tuple[sqlite3.Connec
     return conn, info
 
 
-@operation("search_bookmarks", "search", m.SearchInput, m.SearchOutput)
+@operation("search_bookmarks", "search", m.SearchInput, m.SearchOutput, read_only=False, destructive=False,
+           idempotent=True)  # may re-sync a live source first
 def search_bookmarks(app: App, p: m.SearchInput) -> dict[str, Any]:
     """Ranked full-text search of bookmarks with section, group, folder and tag filters."""
     from bookmark_research.index.search import search_bookmarks as run
@@ -135,7 +136,8 @@ def search_bookmarks(app: App, p: m.SearchInput) -> dict[str, Any]:
     return result
 
 
-@operation("get_context", "context", m.ContextInput, m.ContextOutput)
+@operation("get_context", "context", m.ContextInput, m.ContextOutput, read_only=False, destructive=False,
+           idempotent=True)  # may re-sync a live source first
 def get_context(app: App, p: m.ContextInput) -> dict[str, Any]:
     """Canvas context: section headers, copies, ancestors, nodes, groups, edges and related nodes."""
     from bookmark_research.index.context import get_context as run
@@ -219,7 +221,8 @@ def _fetch_failed(result: dict[str, Any]) -> str | None:
     return "no page could be read: " + "; ".join(sorted(reasons) or ["no usable text"])
 
 
-@operation("fetch_web", "fetch-web", m.FetchWebInput, m.FetchWebOutput, read_only=False, failure=_fetch_failed)
+@operation("fetch_web", "fetch-web", m.FetchWebInput, m.FetchWebOutput, read_only=False, failure=_fetch_failed,
+           open_world=True, destructive=False)  # adds to the archive, never overwrites
 def fetch_web(app: App, p: m.FetchWebInput) -> dict[str, Any]:
     """Read URLs through the provider waterfall (or one provider), archive them, say who supplied each page."""
     from bookmark_research.evidence.fetch import fetch_web as run
@@ -235,7 +238,8 @@ def _search_failed(result: dict[str, Any]) -> str | None:
     return "no search provider succeeded: " + "; ".join(reasons + skipped or ["no provider was available"])
 
 
-@operation("search_web", "search-web", m.SearchWebInput, m.SearchWebOutput, failure=_search_failed)
+@operation("search_web", "search-web", m.SearchWebInput, m.SearchWebOutput, failure=_search_failed, open_world=True,
+           idempotent=False)
 def search_web(app: App, p: m.SearchWebInput) -> dict[str, Any]:
     """Web search: primary providers concurrently, fallbacks for unresolved queries, results fused per target (RRF)."""
     from bookmark_research.providers.websearch import search_web as run
@@ -250,7 +254,8 @@ def _probe_failed(result: dict[str, Any]) -> str | None:
         p["probe"].get("error", "") for p in result["providers"] if p["availability"] == "failed")
 
 
-@operation("search_providers", "providers", m.ProvidersInput, m.ProvidersOutput, failure=_probe_failed)
+@operation("search_providers", "providers", m.ProvidersInput, m.ProvidersOutput, failure=_probe_failed,
+           open_world=True)  # probe: true contacts the remote servers
 def search_providers(app: App, p: m.ProvidersInput) -> dict[str, Any]:
     """What each provider can do here and which credentials are configured (never their values)."""
     from bookmark_research.providers.catalog import describe
@@ -266,7 +271,8 @@ def _literature_failed(result: dict[str, Any]) -> str | None:
     return "no scholarly provider succeeded: " + "; ".join(reasons)
 
 
-@operation("literature_search", "literature", m.LiteratureInput, m.LiteratureOutput, failure=_literature_failed)
+@operation("literature_search", "literature", m.LiteratureInput, m.LiteratureOutput, failure=_literature_failed,
+           open_world=True, idempotent=False)
 def literature_search(app: App, p: m.LiteratureInput) -> dict[str, Any]:
     """Scholarly search routed by query type across OpenAlex, Semantic Scholar, Crossref, PubMed and arXiv."""
     from bookmark_research.providers.scholarly import literature_search as run
@@ -298,7 +304,8 @@ def get_settings(app: App, p: m.GetSettingsInput) -> dict[str, Any]:
     return _settings_view(load())
 
 
-@operation("update_settings", "config update", m.UpdateSettingsInput, m.SettingsOutput, read_only=False)
+@operation("update_settings", "config update", m.UpdateSettingsInput, m.SettingsOutput, read_only=False,
+           idempotent=True)
 def update_settings(app: App, p: m.UpdateSettingsInput) -> dict[str, Any]:
     """Change settings by dotted key (not credentials, nor weakening a safety guard); applies without a restart."""
     from bookmark_research.config.settings import update

@@ -82,8 +82,7 @@ def _tool(op: Operation, app: App, lock: threading.Lock, after: Callable[[str], 
         call,
         name=op.name,
         description=op.summary,
-        annotations=ToolAnnotations(read_only_hint=op.read_only, destructive_hint=not op.read_only,
-                                    idempotent_hint=op.read_only, open_world_hint=False),
+        annotations=ToolAnnotations(**op.annotations),
         structured_output=True,
     )
     tool.fn_metadata.arg_model = _Arguments
