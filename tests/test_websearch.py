@@ -13,15 +13,14 @@ import bookmark_research.providers.websearch as websearch
 from bookmark_research.config.settings import update
 from bookmark_research.mcp.server import build_server
 from tests.conftest import cli_json, mcp_call, run_cli
-from tests.remote_providers import SEEN, RemoteProviders
+from tests.remote_providers import SEEN
 
 CANARY = "exa-canary-key-9d2f41"
 
 
-@pytest.fixture(scope="module")
-def servers():
-    with RemoteProviders() as running:
-        yield running
+@pytest.fixture
+def servers(stand_in_providers):
+    return stand_in_providers
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ def _fail(message: str, kind: str, as_json: bool) -> None:
 def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bool,
            render: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run operation ``name`` and print its result; every failure becomes one line and exit 1."""
-    from bookmark_research.errors import BookmarkResearchError
+    from bookmark_research.errors import BookmarkResearchError, internal_error
 
     arguments = {k: v for k, v in arguments.items() if v is not None}
     try:
@@ -58,8 +58,7 @@ def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bo
     except Exception as exc:  # never show a traceback to the user
         if os.environ.get("BOOKMARK_RESEARCH_DEBUG"):
             raise
-        _fail(f"internal error ({type(exc).__name__}: {exc}); set BOOKMARK_RESEARCH_DEBUG=1 for details",
-              "internal", as_json)
+        _fail(f"{internal_error(exc)}; set BOOKMARK_RESEARCH_DEBUG=1 for details", "internal", as_json)
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
     elif render is not None:

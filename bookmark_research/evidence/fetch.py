@@ -41,19 +41,18 @@ def make_fetcher(name: str, settings: Settings) -> Fetcher:
 
 
 def _attempt(name: str, urls: list[str], max_characters: int, settings: Settings) -> FetchAttempt:
+    fetcher: Fetcher | None = None
     try:
-        fetcher = make_fetcher(name, settings)
-    except ProviderError as exc:
-        return FetchAttempt(name, "none", {"urls": urls}, [], error=exc)
-    try:
+        fetcher = make_fetcher(name, settings)  # building the client is inside the classified path too
         return fetcher.fetch(urls, max_characters)
     except ProviderError as exc:
-        return FetchAttempt(name, "unknown", {"urls": urls}, [], error=exc)
+        return FetchAttempt(name, "none" if fetcher is None else "unknown", {"urls": urls}, [], error=exc)
     except Exception as exc:  # a provider bug must not take the others down; no message text (may hold secrets)
         return FetchAttempt(name, "unknown", {"urls": urls}, [],
                             error=ProviderError("provider_error", f"{name}: provider failed ({type(exc).__name__})"))
     finally:
-        fetcher.close()
+        if fetcher is not None:
+            fetcher.close()
 
 
 def _page_view(page: PageCapture, provider: str, saved: dict[str, Any] | None) -> dict[str, Any]:
