@@ -87,6 +87,9 @@ def history(r: dict[str, Any]) -> None:
     rows = [[("* " if v["current"] else "  ") + v["version_id"], v["created_at"], str(v["file_count"]),
              v["input_kind"] or "", v["completeness"] or "", _cut(v["input_path"] or "", 50)] for v in r["versions"]]
     _table(rows, ["  VERSION", "CREATED", "FILES", "INPUT", "SYNC", "FROM"])
+    for event in r.get("restores", [])[:5]:
+        click.echo(f"restored {event['version_id']} at {event['restored_at']}"
+                   + (f" (was {event['previous_version_id']})" if event["previous_version_id"] else ""))
     click.echo(f"{r['total']} version(s); restore one with: bookmark-research restore {r['source_id']} VERSION")
 
 

@@ -154,6 +154,13 @@ class Version(Output):
     input_path: str | None
     input_kind: str | None
     completeness: str | None
+    restored_at: str | None = Field(description="When this version was last made current again by a restore")
+
+
+class Restore(Output):
+    restored_at: str
+    version_id: str = Field(description="The version made current")
+    previous_version_id: str | None = Field(description="The version that was current before")
 
 
 class HistoryOutput(Output):
@@ -163,6 +170,7 @@ class HistoryOutput(Output):
     offset: int
     next_offset: int | None
     versions: list[Version]
+    restores: list[Restore] = Field(description="Restores, newest first (at most 100)")
 
 
 class RestoreInput(Input):

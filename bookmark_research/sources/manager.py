@@ -14,6 +14,7 @@ from bookmark_research.canvas.strictjson import load_object
 from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
+from bookmark_research.index import schema
 from bookmark_research.index.db import transaction
 from bookmark_research.index.status import require_source, source_counts
 from bookmark_research.index.writer import Progress, sha256_hex, sync_index
@@ -91,8 +92,14 @@ def sync_package(
     mode: str | None = None,
     completeness: str | None = None,
     progress: Progress | None = None,
+    restoring: bool = False,
 ) -> dict[str, Any]:
-    """Import a package directory, ZIP or section JSON into a source; one transaction, all or nothing."""
+    """Import a package directory, ZIP or section JSON into a source; one transaction, all or nothing.
+
+    ``restoring`` (from :func:`restore`): the input is one of the source's own snapshots, mirrored
+    completely, but the source keeps the completeness and input path its user last set, and the
+    restore is logged for ``history``.
+    """
     if source_id is not None:
         check_source_id(source_id)
     pkg = read_input(package_path, app.limits)
@@ -118,7 +125,7 @@ def sync_package(
     created: Path | None = None
     try:
         with transaction(conn):
-            result = _sync_locked(app, conn, pkg, manifest, source_id, mode, completeness, progress)
+            result = _sync_locked(app, conn, pkg, manifest, source_id, mode, completeness, progress, restoring)
             created = result.pop("_created")
     except BaseException:
         if created is not None:
@@ -128,14 +135,15 @@ def sync_package(
 
 
 def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any] | None, source_id: str | None,
-                 mode: str | None, completeness: str | None, progress: Progress | None) -> dict[str, Any]:
+                 mode: str | None, completeness: str | None, progress: Progress | None,
+                 restoring: bool = False) -> dict[str, Any]:
     input_path = pkg.input_path
     if source_id is None:
         source_id = _lookup_by_path(conn, input_path)
         if source_id is None and manifest is not None and isinstance(manifest.get("source_id"), str):
             source_id = manifest["source_id"]
-    existing = conn.execute("SELECT mode, completeness, version_id, input_path FROM sources WHERE source_id=?",
-                            (source_id,)).fetchone() if source_id else None
+    existing = conn.execute("SELECT mode, completeness, version_id, input_path, input_kind FROM sources "
+                            "WHERE source_id=?", (source_id,)).fetchone() if source_id else None
     is_new = existing is None
     if source_id is None:
         source_id = _derive_source_id(conn, input_path)
@@ -199,11 +207,18 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
         "INSERT OR IGNORE INTO source_versions (source_id, version_id, created_at, snapshot_path, input_path, "
         "input_kind, completeness, file_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (source_id, version_id, stamp, str(version_dir), str(input_path), pkg.input_kind, completeness, len(indexed)))
-    aliases = {str(input_path)}
+    aliases = set() if restoring else {str(input_path)}
     if existing is not None and existing[3]:
         aliases.add(existing[3])
     conn.executemany("INSERT OR IGNORE INTO source_aliases (source_id, input_path) VALUES (?, ?)",
                      [(source_id, a) for a in aliases])
+    # What the source remembers for later syncs: a restore keeps what its user last chose.
+    kept_completeness, kept_input, kept_kind = ((existing[1], existing[3], existing[4]) if restoring and existing
+                                                else (completeness, str(input_path), pkg.input_kind))
+    if restoring:
+        conn.execute(schema.EVENTS)  # indexes created before the event log get it now
+        conn.execute("INSERT INTO source_events (source_id, at, event, version_id, previous_version_id) "
+                     "VALUES (?, ?, 'restore', ?, ?)", (source_id, stamp, version_id, existing[2] if existing else None))
     package_dir = str(input_path) if mode == "live" else str(version_dir / "package")
     state = "current" if mode == "live" else "snapshot"
     record: dict[str, Any] = {}
@@ -212,7 +227,7 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
     conn.execute(
         "UPDATE sources SET mode=?, completeness=?, input_path=?, input_kind=?, package_path=?, version_id=?, "
         "state=?, last_sync=?, retained_missing_json=?, record_json=? WHERE source_id=?",
-        (mode, completeness, str(input_path), pkg.input_kind, package_dir, version_id, state, stamp,
+        (mode, kept_completeness, kept_input, kept_kind, package_dir, version_id, state, stamp,
          json.dumps(report.retained_missing_files, ensure_ascii=False), json.dumps(record, ensure_ascii=False),
          source_id))
 
@@ -227,16 +242,16 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
                 f"Identical content is already indexed as {', '.join(duplicates)}; reuse --source-id {duplicates[0]} "
                 f"for new exports of the same canvas, or remove this source with 'source remove {source_id}'"
             )
-    if manifest is not None:
+    if manifest is not None and not restoring:
         warnings.append(f"Restored managed snapshot {manifest.get('version_id')} of {manifest.get('source_id')}")
     return {
         "_created": created,
         "source_id": source_id,
         "created": is_new,
         "mode": mode,
-        "completeness": completeness,
-        "input_path": str(input_path),
-        "input_kind": pkg.input_kind,
+        "completeness": kept_completeness,
+        "input_path": kept_input,
+        "input_kind": kept_kind,
         "package_path": package_dir,
         "version_id": version_id,
         "snapshot_path": str(version_dir / "package"),
@@ -261,10 +276,17 @@ def history(app: App, source_id: str, limit: int = 20, offset: int = 0) -> dict[
     require_source(conn, source_id)
     current = conn.execute("SELECT version_id FROM sources WHERE source_id=?", (source_id,)).fetchone()[0]
     total = conn.execute("SELECT COUNT(*) FROM source_versions WHERE source_id=?", (source_id,)).fetchone()[0]
+    has_events = conn.execute("SELECT 1 FROM sqlite_master WHERE name='source_events'").fetchone() is not None
+    restores = [{"restored_at": at, "version_id": v, "previous_version_id": prev} for at, v, prev in conn.execute(
+        "SELECT at, version_id, previous_version_id FROM source_events WHERE source_id=? AND event='restore' "
+        "ORDER BY at DESC, rowid DESC LIMIT 100", (source_id,))] if has_events else []
+    last_restore: dict[str, str] = {}
+    for event in restores:
+        last_restore.setdefault(event["version_id"], event["restored_at"])
     versions = [
         {"version_id": v, "created_at": c, "snapshot_path": p + "/package", "current": v == current,
          "file_count": n, "input_path": ip, "input_kind": ik, "completeness": comp,
-         "snapshot_exists": Path(p, "package").is_dir()}
+         "snapshot_exists": Path(p, "package").is_dir(), "restored_at": last_restore.get(v)}
         for v, c, p, n, ip, ik, comp in conn.execute(
             "SELECT version_id, created_at, snapshot_path, file_count, input_path, input_kind, completeness "
             "FROM source_versions WHERE source_id=? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
@@ -272,7 +294,7 @@ def history(app: App, source_id: str, limit: int = 20, offset: int = 0) -> dict[
     ]
     next_offset = offset + len(versions) if offset + len(versions) < total else None
     return {"source_id": source_id, "total": total, "limit": limit, "offset": offset, "next_offset": next_offset,
-            "versions": versions}
+            "versions": versions, "restores": restores}
 
 
 def restore(app: App, source_id: str, version_id: str, progress: Progress | None = None) -> dict[str, Any]:
@@ -293,7 +315,7 @@ def restore(app: App, source_id: str, version_id: str, progress: Progress | None
             f"'sync {package} --source-id NEW_ID', or copy the snapshot files back into the folder"
         )
     return sync_package(app, str(package), source_id=source_id, mode="snapshot", completeness="complete",
-                        progress=progress)
+                        progress=progress, restoring=True)
 
 
 def remove(app: App, source_id: str, confirm: bool = False) -> dict[str, Any]:
