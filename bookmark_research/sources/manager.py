@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -122,21 +123,35 @@ def sync_package(
 
     conn = app.connect()
     assert conn is not None
-    created: Path | None = None
+    started = time.time()
+    created: list[Path] = []  # a version folder this sync published, deleted again if it does not commit
     try:
         with transaction(conn):
-            result = _sync_locked(app, conn, pkg, manifest, source_id, mode, completeness, progress, restoring)
-            created = result.pop("_created")
+            _sweep(app, conn, started)
+            result = _sync_locked(app, conn, pkg, manifest, source_id, mode, completeness, progress, restoring,
+                                  created)
     except BaseException:
-        if created is not None:
-            snapshots.remove_tree(created)
+        for path in created:
+            snapshots.remove_tree(path)
         raise
     return result
 
 
+def _sweep(app: App, conn: Any, before: float) -> None:
+    """Remove what interrupted syncs left in the snapshot store (we hold the write lock: nobody else
+    is publishing): staging folders, folders moved aside, and version folders no history row knows."""
+    referenced: dict[str, set[str]] = {}
+    for sid, vid in conn.execute("SELECT source_id, version_id FROM source_versions"):
+        referenced.setdefault(snapshots.source_key(sid), set()).add(vid)
+    try:
+        app.snapshots.sweep(referenced, before)
+    except OSError:
+        pass  # best effort: the next sync tries again
+
+
 def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any] | None, source_id: str | None,
                  mode: str | None, completeness: str | None, progress: Progress | None,
-                 restoring: bool = False) -> dict[str, Any]:
+                 restoring: bool, created: list[Path]) -> dict[str, Any]:
     input_path = pkg.input_path
     if source_id is None:
         source_id = _lookup_by_path(conn, input_path)
@@ -202,7 +217,8 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
         "completeness": completeness, "provided_files": sorted(files), "files": dict(sorted(indexed.items())),
     }
     version_dir, created_new = app.snapshots.publish(source_id, version_id, contents, snap_manifest, previous_dir)
-    created = version_dir if created_new else None
+    if created_new:
+        created.append(version_dir)
     conn.execute(
         "INSERT OR IGNORE INTO source_versions (source_id, version_id, created_at, snapshot_path, input_path, "
         "input_kind, completeness, file_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -245,7 +261,6 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
     if manifest is not None and not restoring:
         warnings.append(f"Restored managed snapshot {manifest.get('version_id')} of {manifest.get('source_id')}")
     return {
-        "_created": created,
         "source_id": source_id,
         "created": is_new,
         "mode": mode,
@@ -340,25 +355,22 @@ def remove(app: App, source_id: str, confirm: bool = False) -> dict[str, Any]:
 
 
 def _delete_source(app: App, conn: Any, source_id: str, first: Any = None) -> bool:
-    """Delete a source's rows and snapshots as one step (after ``first()``, inside the same transaction).
+    """Delete a source's rows (after ``first()``, in the same transaction), then its snapshots.
 
-    The snapshots are moved aside before the rows go and deleted only after the commit; if anything
-    fails they are put back. Returns whether a snapshot directory existed.
+    The snapshots go only after the rows are committed, so a crash in between leaves no row pointing
+    at a missing folder; the leftover folder is removed by the next sync's sweep. Returns whether a
+    snapshot directory existed.
     """
-    aside = None
+    existed = app.snapshots.source_dir(source_id).exists()
+    with transaction(conn):
+        if first is not None:
+            first()
+        conn.execute("DELETE FROM sources WHERE source_id=?", (source_id,))
     try:
-        with transaction(conn):
-            if first is not None:
-                first()
-            aside = app.snapshots.retire(source_id)
-            conn.execute("DELETE FROM sources WHERE source_id=?", (source_id,))
-    except BaseException:
-        if aside is not None:
-            app.snapshots.unretire(source_id, aside)
-        raise
-    if aside is not None:
-        snapshots.remove_tree(aside)
-    return aside is not None
+        app.snapshots.retire(source_id)
+    except OSError:
+        pass  # the rows are gone; the next sync's sweep removes the folder
+    return existed
 
 
 def merge(app: App, source_id: str, into_source_id: str, confirm: bool = False) -> dict[str, Any]:
