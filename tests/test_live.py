@@ -186,3 +186,26 @@ def test_explicit_sync_waits_for_git(live):
         core.sync(pkg, source_id="L")
     lock.unlink()
     assert core.sync(pkg, source_id="L")["changed_files"] == 0
+
+
+def test_a_save_during_the_sync_is_not_missed(live, monkeypatch):
+    """The edit lands after the sync read the file but before it recorded what it saw."""
+    core, pkg = live
+    from bookmark_research.sources import manager
+
+    real = manager.read_input
+
+    def read_then_save(path, limits=None):
+        out = real(path, limits)
+        time.sleep(0.01)  # a later mtime than anything read
+        _edit_note(pkg, "saved-mid-sync")
+        return out
+
+    _edit_note(pkg, "first-edit")
+    monkeypatch.setattr(manager, "read_input", read_then_save)
+    core.sync(pkg, source_id="L")
+    monkeypatch.undo()
+    assert core.total("L", "first-edit", refresh=False) == 1
+    result = refresh(core.app, "L", timing=FAST, force=True)
+    assert result["performed"] and result["state"] == "current"
+    assert core.total("L", "saved-mid-sync", refresh=False) == 1

@@ -103,9 +103,9 @@ def _sha(path: Path) -> str | None:
         return None
 
 
-def observe(root: Path, hashes: dict[str, str]) -> dict[str, list[Any]]:
-    """What a successful ingest saw: path → [mtime_ns, size, sha256]."""
-    stats = scan(root)
+def observe(stats: dict[str, tuple[int, int]], hashes: dict[str, str]) -> dict[str, list[Any]]:
+    """What a successful ingest saw: path → [mtime_ns, size, sha256], from stats :func:`scan` took
+    *before* the files were read (a save during the read then differs from them and is re-checked)."""
     return {p: [*stats[p], h] for p, h in hashes.items() if p in stats}
 
 

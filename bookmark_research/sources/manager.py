@@ -20,7 +20,7 @@ from bookmark_research.index.db import transaction
 from bookmark_research.index.status import require_source, source_counts
 from bookmark_research.index.writer import Progress, sha256_hex, sync_index
 from bookmark_research.sources import snapshots
-from bookmark_research.sources.live import git_busy, observe
+from bookmark_research.sources.live import git_busy, observe, scan
 from bookmark_research.sources.reader import PackageInput, read_input
 
 MODES = ("snapshot", "live")
@@ -103,6 +103,9 @@ def sync_package(
     """
     if source_id is not None:
         check_source_id(source_id)
+    # File stats are taken before the files are read: a save while the sync reads then shows up as a
+    # newer stat next to the older hash, so the next freshness check sees it (never the other way round).
+    seen_stats = scan(Path(package_path)) if mode != "snapshot" and Path(package_path).is_dir() else {}
     pkg = read_input(package_path, app.limits)
     manifest = snapshots.recognise(pkg.input_path) if pkg.input_kind == "directory" else None
     if manifest is not None:
@@ -129,7 +132,7 @@ def sync_package(
         with transaction(conn):
             _sweep(app, conn, started)
             result = _sync_locked(app, conn, pkg, manifest, source_id, mode, completeness, progress, restoring,
-                                  created)
+                                  created, seen_stats)
     except BaseException:
         for path in created:
             snapshots.remove_tree(path)
@@ -151,7 +154,7 @@ def _sweep(app: App, conn: Any, before: float) -> None:
 
 def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any] | None, source_id: str | None,
                  mode: str | None, completeness: str | None, progress: Progress | None,
-                 restoring: bool, created: list[Path]) -> dict[str, Any]:
+                 restoring: bool, created: list[Path], seen_stats: dict[str, tuple[int, int]]) -> dict[str, Any]:
     input_path = pkg.input_path
     if source_id is None:
         source_id = _lookup_by_path(conn, input_path)
@@ -239,7 +242,7 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
     state = "current" if mode == "live" else "snapshot"
     record: dict[str, Any] = {}
     if mode == "live":  # what this ingest saw, so freshness checks can tell later edits apart
-        record = {"observed": observe(input_path, {p: indexed[p] for p in files}), "checked_at": stamp}
+        record = {"observed": observe(seen_stats, {p: indexed[p] for p in files}), "checked_at": stamp}
     conn.execute(
         "UPDATE sources SET mode=?, completeness=?, input_path=?, input_kind=?, package_path=?, version_id=?, "
         "state=?, last_sync=?, retained_missing_json=?, record_json=? WHERE source_id=?",
