@@ -31,6 +31,10 @@ class InvalidInputError(BookmarkResearchError):
     kind = "invalid_input"
 
 
+class InvalidArgumentError(InvalidInputError):
+    """An operation's arguments do not fit its input model (a usage error: the CLI exits 2)."""
+
+
 class UnsafeInputError(InvalidInputError):
     """Input that would escape its package, follow links or exceed limits."""
 

@@ -64,13 +64,31 @@ def test_errors_are_one_line_exit_1(tmp_path, demo):
     err = cli_json("search", "nope", data_dir=data, expect=1)
     assert err["error_kind"] == "not_found" and "nope" in err["error"]
     proc = run_cli("search", "nope", "--limit", "5000", data_dir=data)
-    assert proc.returncode == 1 and "limit" in proc.stderr
+    assert proc.returncode == 2 and "limit" in proc.stderr  # an out-of-range option is a usage error
 
 
 def test_usage_errors_exit_2(tmp_path):
     assert run_cli("search", data_dir=tmp_path).returncode == 2
     assert run_cli("sync", "x", "--mode", "sometimes", data_dir=tmp_path).returncode == 2
     assert run_cli("frobnicate", data_dir=tmp_path).returncode == 2
+
+
+def test_option_values_the_model_refuses_are_usage_errors(tmp_path, demo):
+    data = tmp_path / "data"
+    cli_json("sync", str(demo), "--source-id", "d", data_dir=data)
+    for args, field in ((("search", "d", "x", "--limit", "-1"), "limit"),
+                        (("search", "d", "x", "--offset", "-5"), "offset"),
+                        (("search", "d", "--tag-color", "pink"), "tag_colors[0]"),
+                        (("history", "d", "--limit", "-1"), "limit"),
+                        (("search-archive", "x", "--offset", "-1"), "offset"),
+                        (("literature", "x", "--from-year", "2025", "--to-year", "2020"), "to_year"),
+                        (("search-plan", "x", "--from-year", "2025", "--to-year", "2020"), "to_year")):
+        proc = run_cli(*args, data_dir=data)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+        assert f": {field}: " in proc.stderr and "Traceback" not in proc.stderr
+    as_json = cli_json("search", "d", "--tag-color", "pink", data_dir=data, expect=2)
+    assert as_json["error_kind"] == "invalid_input" and "tag_colors" in as_json["error"]
 
 
 def test_queries_do_not_create_a_database(tmp_path):

@@ -270,3 +270,49 @@ def test_one_size_rule_for_folders_and_zips(core, demo, tmp_path):
     for source in (demo, zip_dir(demo, tmp_path / "pkg2.zip")):
         with pytest.raises(BookmarkResearchError, match="big.json.* exceeds the 4000-byte per-file limit"):
             read_input(source, limits)
+
+
+def test_json_error_messages_are_complete_and_name_the_limit(core, demo):
+    card = demo / TEMP_PATH
+    full = card.read_text(encoding="utf-8")
+    cut = full[: full.index("模型资料") + 2]  # a download cut off inside a string
+    card.write_text(cut, encoding="utf-8")
+    with pytest.raises(BookmarkResearchError, match=r"A-1 示例.json: invalid JSON at line \d+, column \d+: a string "
+                                                    r"starts there and never ends \(is the file cut off\?\)$"):
+        core.sync(demo)
+    card.write_text(full[: full.index('"items"') + 9], encoding="utf-8")
+    with pytest.raises(BookmarkResearchError, match=r"the file ends before the JSON is complete \(is it cut off\?\)$"):
+        core.sync(demo)
+    card.write_text("", encoding="utf-8")
+    with pytest.raises(BookmarkResearchError, match="A-1 示例.json: the file is empty"):
+        core.sync(demo)
+    deep = 5000
+    card.write_text('{"format": "bookmark-canvas-section", "x": ' + "[" * deep + "]" * deep + "}", encoding="utf-8")
+    with pytest.raises(BookmarkResearchError, match="A-1 示例.json: JSON nested more than 1000 levels deep"):
+        core.sync(demo)
+    _assert_nothing_written(core)
+
+
+def test_a_folder_tree_480_levels_deep_imports(core, tmp_path):
+    """About 965 levels of JSON: inside the nesting limit, whatever the call depth."""
+    node = '{"id": "leaf", "title": "leaf", "url": "https://e.example/leaf"}'
+    for level in range(480, 0, -1):
+        node = f'{{"id": "f{level}", "title": "folder {level}", "children": [{node}]}}'
+    text = ('{"format": "bookmark-canvas-section", "schemaVersion": 3, "sectionType": "permanent", "slot": "A", '
+            f'"title": "deep", "fileRole": "primary", "tree": {{"id": "root", "title": "", "children": [{node}]}}}}')
+    (tmp_path / "deep" / "Permanent").mkdir(parents=True)
+    (tmp_path / "deep" / "Permanent" / "A.json").write_text(text, encoding="utf-8")
+    out = core.sync(tmp_path / "deep", source_id="deep")
+    assert out["counts"]["user_folders"] == 480 and out["counts"]["bookmarks"] == 1
+
+
+def test_field_path_of_a_tree_object_has_no_index(core, demo):
+    data = read_json(demo / A_PATH)
+    data["tree"]["title"] = 5
+    write_json(demo / A_PATH, data)
+    with pytest.raises(BookmarkResearchError, match=r"A书签树（永久栏目）.json: field tree\.title: "):
+        core.sync(demo)
+    data["tree"] = [data["tree"]]
+    write_json(demo / A_PATH, data)
+    with pytest.raises(BookmarkResearchError, match=r"field tree\[0\]\.title: "):
+        core.sync(demo)

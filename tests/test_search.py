@@ -56,7 +56,8 @@ def test_tag_filters(d):
     assert d.total("d", tags=["关注", "missing"]) == 0
     green = d.search("d", tag_colors=["green"])
     assert [r["item_id"] for r in green["results"]] == ["temp-one"]
-    assert d.total("d", tag_colors=["magenta"]) == 0
+    with pytest.raises(BookmarkResearchError, match=r"tag_colors\[0\]: Input should be 'red'"):
+        d.total("d", tag_colors=["magenta"])  # not a Bookmark Canvas tag colour
 
 
 def test_folder_subtree_paging(d):

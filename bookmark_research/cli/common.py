@@ -33,23 +33,25 @@ def _app(ctx: click.Context) -> Any:
     return root.obj
 
 
-def _fail(message: str, kind: str, as_json: bool) -> None:
+def _fail(message: str, kind: str, as_json: bool, code: int = 1) -> None:
     if as_json:
         click.echo(json.dumps({"error": message, "error_kind": kind}, ensure_ascii=False))
     click.echo(f"error: {message}", err=True)
-    sys.exit(1)
+    sys.exit(code)
 
 
 def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bool,
            render: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run operation ``name`` and print its result; every failure becomes one line and exit 1."""
-    from bookmark_research.errors import BookmarkResearchError, internal_error
+    from bookmark_research.errors import BookmarkResearchError, InvalidArgumentError, internal_error
 
     arguments = {k: v for k, v in arguments.items() if v is not None}
     try:
         from bookmark_research.core.registry import run
 
         result = run(_app(ctx), name, arguments).model_dump(mode="json", exclude_none=False)
+    except InvalidArgumentError as exc:  # an option value the operation's input model refuses: usage
+        _fail(exc.message, exc.kind, as_json, code=2)
     except BookmarkResearchError as exc:
         _fail(exc.message, exc.kind, as_json)
     except KeyboardInterrupt:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
+
+from bookmark_research.canvas.models import TAG_COLORS
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^[^\x00]*\S[^\x00]*$")]
 Target = Annotated[str, StringConstraints(min_length=1, max_length=2048, pattern=r"^[^\x00]*\S[^\x00]*$")]
@@ -219,7 +221,8 @@ class SearchInput(Input):
     group_id: Text | None = Field(None, description="Group node id or unique group label")
     folder_id: Text | None = Field(None, description="Folder item id: restrict to its subtree")
     tags: list[Target] = Field(default_factory=list, max_length=100, description="Every tag text must be present")
-    tag_colors: list[Text] = Field(default_factory=list, max_length=20, description="Every tag colour must be present")
+    tag_colors: list[Literal[TAG_COLORS]] = Field(  # type: ignore[valid-type]
+        default_factory=list, max_length=20, description="Every tag colour must be present")
     item_types: list[Literal["bookmark", "folder"]] = Field(default_factory=lambda: ["bookmark"], min_length=1, max_length=2)
     limit: int = Field(20, ge=0, le=1000)
     offset: int = Field(0, ge=0, le=1_000_000_000)
@@ -502,6 +505,13 @@ Scholarly = Literal["openalex", "semantic_scholar", "crossref", "pubmed", "arxiv
 Year = Annotated[int, Field(ge=1500, le=2100)]
 
 
+def _year_range(to_year: int | None, info: ValidationInfo) -> int | None:
+    start = info.data.get("from_year")
+    if to_year is not None and start is not None and to_year < start:
+        raise ValueError(f"{to_year} is before from_year {start}")
+    return to_year
+
+
 class LiteratureInput(Input):
     query: Annotated[str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S")]
     providers: list[Scholarly] | None = Field(None, min_length=1, max_length=5)
@@ -510,6 +520,8 @@ class LiteratureInput(Input):
     total_limit: int = Field(100, ge=1, le=1000)
     from_year: Year | None = None
     to_year: Year | None = None
+
+    _years = field_validator("to_year")(_year_range)
 
 
 class LiteratureRecord(Output):
@@ -548,6 +560,8 @@ class SearchPlanInput(Input):
     from_year: Year | None = None
     to_year: Year | None = None
     offline: bool = Field(False, description="Plan without any provider calls")
+
+    _years = field_validator("to_year")(_year_range)
 
 
 class SearchPlanOutput(Output):

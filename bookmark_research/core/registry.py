@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from bookmark_research.canvas.validation import field_path
 from bookmark_research.core.app import App
-from bookmark_research.errors import InvalidInputError
+from bookmark_research.errors import InvalidArgumentError
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def parse_input(name: str, arguments: dict[str, Any]) -> BaseModel:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = field_path(tuple(first["loc"])) if first["loc"] else "arguments"
-        raise InvalidInputError(f"{name}: {where}: {first['msg']}") from None
+        raise InvalidArgumentError(f"{name}: {where}: {first['msg']}") from None
 
 
 def run(app: App, name: str, arguments: dict[str, Any]) -> BaseModel:
