@@ -231,3 +231,29 @@ def test_compact_output_shares_rows(d):
         single["result_refs"])
     alpha = d.search("d", "https://example.test/alpha", compact=True)
     assert len(alpha["rows"]) == 2 and "source" not in next(iter(alpha["rows"].values()))  # one URL, two instances
+
+
+def _deep_package(root, depth):
+    node = '{"id": "leaf", "title": "leaf", "url": "https://e.example/leaf"}'
+    for level in range(depth, 0, -1):
+        node = f'{{"id": "f{level}", "title": "folder number {level}", "children": [{node}]}}'
+    text = ('{"format": "bookmark-canvas-section", "schemaVersion": 3, "sectionType": "permanent", "slot": "A", '
+            f'"title": "deep", "fileRole": "primary", "tree": {{"id": "root", "title": "", "children": [{node}]}}}}')
+    (root / "Permanent").mkdir(parents=True)
+    (root / "Permanent" / "A.json").write_text(text, encoding="utf-8")
+    return root
+
+
+def test_context_of_a_deep_item_grows_linearly_with_depth(core, tmp_path):
+    import json
+
+    sizes = {}
+    for depth in (60, 240):
+        core.sync(_deep_package(tmp_path / f"d{depth}", depth), source_id=f"d{depth}")
+        ctx = core.context(f"d{depth}", item_id="leaf")
+        item = ctx["items"][0]
+        assert [a["item_id"] for a in item["ancestors"]] == ["root"] + [f"f{i}" for i in range(1, depth + 1)]
+        assert item["path"] == [f"folder number {i}" for i in range(1, depth + 1)]  # the full path, once
+        assert [a["depth"] for a in item["ancestors"]] == list(range(depth + 1))
+        sizes[depth] = len(json.dumps(ctx, ensure_ascii=False))
+    assert sizes[240] / sizes[60] < 5  # linear: about 4x for 4x the depth (it was about 16x)

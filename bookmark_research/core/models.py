@@ -245,6 +245,35 @@ class Snippet(Output):
     text: str
 
 
+class AncestorRow(Output):
+    """An item's ancestor, root first: a full record without its own path (the titles of the
+    ancestors before it; the item's ``path`` holds the whole chain once)."""
+
+    source_id: str
+    section_id: str
+    item_id: str
+    source: str
+    section: str
+    item: str
+    parent_id: str | None
+    item_type: str
+    position: int
+    preorder: int
+    depth: int = Field(description="0 for the tree root, then one more per level")
+    title: str
+    url: str
+    note: str
+    note_color: str | None
+    tags: list[JSON]
+    raw_json: JSON
+    metadata: JSON
+    revision: int
+    section_label: str
+    file_path: str
+    synthetic: bool | None = None
+    shown_in_anchors: list[str] | None = None
+
+
 class BookmarkRow(Output):
     source_id: str
     section_id: str
@@ -272,7 +301,7 @@ class BookmarkRow(Output):
     shown_in_anchors: list[str] | None = None
     score: float | None = None
     snippet: Snippet | None = None
-    ancestors: list[BookmarkRow] | None = None
+    ancestors: list[AncestorRow] | None = None
 
 
 class TargetPage(Output):
