@@ -10,7 +10,7 @@ import respx
 
 from bookmark_research.errors import BookmarkResearchError
 from bookmark_research.providers import scholarly
-from tests.conftest import cli_json
+from tests.conftest import cli_json, run_cli
 
 CANARY = "scholar-canary-4b7e"
 DOI = "10.1000/xyz123"
@@ -116,9 +116,22 @@ def test_search_plan_is_deterministic(core, monkeypatch):
     assert core("search_plan", query="q", offline=True)["search_execution_mode"] == "strategy_only"
 
 
-def test_cli_literature_exit_code(tmp_path):
-    out = cli_json("search-plan", "graph rag", "--native-tool", "web_search", data_dir=tmp_path)
-    assert out["search_execution_mode"] == "hybrid_search"
+def test_cli_literature_exit_code(tmp_path, apis):
+    from click.testing import CliRunner
+
+    from bookmark_research.cli.main import cli
+
+    ok = CliRunner().invoke(cli, ["--data-dir", str(tmp_path / "d"), "literature", "graph retrieval", "--provider",
+                                  "crossref", "--provider", "arxiv", "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["status"] == "ok" and apis.routes[2].called  # Crossref really answered
+    skipped = run_cli("literature", "graph retrieval", "--provider", "openalex", data_dir=tmp_path / "d")
+    assert skipped.returncode == 1 and "Traceback" not in skipped.stderr
+    assert skipped.stderr.strip().splitlines()[-1] == "error: no scholarly provider succeeded: openalex: needs OPENALEX_API_KEY"
+    usage = run_cli("literature", "graph retrieval", "--mode", "fast", data_dir=tmp_path / "d")
+    assert usage.returncode == 2 and "--mode" in usage.stderr
+    plan = cli_json("search-plan", "graph rag", "--native-tool", "web_search", data_dir=tmp_path)
+    assert plan["search_execution_mode"] == "hybrid_search"
 
 
 def test_redirects_refused_unicode_encoded_and_keys_kept_out_of_logs(core, monkeypatch, caplog):

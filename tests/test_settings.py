@@ -53,8 +53,8 @@ def test_invalid_existing_file_is_reported_and_kept(core, config_file):
     config_file.write_text('{"direct": {"allow_private_networks": "maybe"}}')
     with pytest.raises(BookmarkResearchError, match="direct.allow_private_networks"):
         core("get_settings")
-    with pytest.raises(BookmarkResearchError):
-        core("set_setting", key="timeout_seconds", value=10)
+    with pytest.raises(BookmarkResearchError, match=r"settings.json: field direct.allow_private_networks"):
+        core("set_setting", key="timeout_seconds", value=10)  # a change is refused while the file is invalid
     assert "maybe" in config_file.read_text()
 
 

@@ -39,7 +39,8 @@ def test_rrf_fusion_over_primaries_with_failures_reported(core, remote):
     target = out["targets"][0]
     assert target["status"] == "partial" and target["providers"] == ["exa", "tavily"]
     shared = next(h for h in target["results"] if h["canonical_url"] == "https://shared.example/page")
-    assert shared["provider_count"] == 2 and target["results"][0] is not None
+    assert shared["provider_count"] == 2 and {h["provider"] for h in shared["sources"]} == {"exa", "tavily"}
+    assert target["results"][0]["canonical_url"] == "https://shared.example/page"  # found by both: ranked first
     assert [h["rrf_score"] for h in target["results"]] == sorted((h["rrf_score"] for h in target["results"]),
                                                                  reverse=True)
     parallel = next(b for b in out["batches"] if b["provider"] == "parallel")
@@ -71,7 +72,7 @@ def test_jina_search_needs_a_key_and_is_skipped_without(core):
     update({"search.providers": ["jina"], "search.fallback_providers": []}, terminal=True)
     out = core("search_web", targets=[{"target": "t", "query": "q"}])
     assert out["batches"][0]["error_kind"] == "authentication_required"
-    update({"search.providers": ["exa"], "search.fallback_providers": ["jina"]}, terminal=True)
+    assert out["successful_provider_count"] == 0 and out["targets"][0]["results"] == []
 
 
 @respx.mock
