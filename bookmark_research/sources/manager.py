@@ -15,6 +15,7 @@ from bookmark_research.canvas.strictjson import load_object
 from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
+from bookmark_research.failpoints import crash_point
 from bookmark_research.index import schema
 from bookmark_research.index.db import transaction
 from bookmark_research.index.status import require_source, source_counts
@@ -124,6 +125,7 @@ def sync_package(
     if mode == "live" and pkg.input_kind != "directory":
         raise InvalidInputError(f"{pkg.input_path.name}: live sources require a package directory, not a {pkg.input_kind}")
 
+    crash_point("sync:read")
     conn = app.connect()
     assert conn is not None
     started = time.time()
@@ -133,10 +135,12 @@ def sync_package(
             _sweep(app, conn, started)
             result = _sync_locked(app, conn, pkg, manifest, source_id, mode, completeness, progress, restoring,
                                   created, seen_stats)
+            crash_point("sync:before-commit")
     except BaseException:
         for path in created:
             snapshots.remove_tree(path)
         raise
+    crash_point("sync:committed")
     return result
 
 
@@ -189,6 +193,7 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (source_id, mode, completeness, str(input_path), pkg.input_kind, "syncing", stamp))
     report = sync_index(conn, source_id, files, completeness=completeness, progress=progress)
+    crash_point("sync:indexed")
 
     # The new version holds every file the index now describes: supplied ones plus retained ones.
     indexed = dict(conn.execute("SELECT file_path, sha256 FROM files WHERE source_id=?", (source_id,)).fetchall())
@@ -369,6 +374,7 @@ def _delete_source(app: App, conn: Any, source_id: str, first: Any = None) -> bo
         if first is not None:
             first()
         conn.execute("DELETE FROM sources WHERE source_id=?", (source_id,))
+    crash_point("remove:committed")
     try:
         app.snapshots.retire(source_id)
     except OSError:

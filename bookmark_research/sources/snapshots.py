@@ -19,6 +19,7 @@ from typing import Any
 
 from bookmark_research import atomic
 from bookmark_research.errors import InvalidInputError, StorageError
+from bookmark_research.failpoints import crash_point
 
 FORMAT = "bookmark-research-snapshot"
 REMOVED_PREFIX = ".removed-"  # a folder moved aside to be deleted
@@ -88,6 +89,7 @@ class SnapshotStore:
                 dest.write_bytes(data)
                 dest.chmod(0o444)
             (staging / "manifest.json").write_text(atomic.dump_json(manifest), encoding="utf-8")
+            crash_point("snapshot:staged")
             atomic.publish_dir(staging, target)  # every file fsynced, then one rename, then the folder
         except OSError as exc:
             raise StorageError(f"{self.root}: cannot write snapshots ({exc.strerror}); check the data directory") from None
