@@ -390,6 +390,7 @@ class DoctorOutput(Output):
     trigram: bool
     json1: bool
     data_dir: str
+    data_dir_exists: bool = Field(description="False until the first sync creates it")
     database: str
     database_exists: bool
     data_dir_writable: bool
@@ -480,6 +481,8 @@ class FetchedPage(Output):
     capture_id: str | None
     sha256: str | None
     body_path: str | None
+    reasons: list[str] = Field(default_factory=list,
+                               description="Why it was not read: one 'provider: reason' per provider tried")
 
 
 class FetchWebOutput(Output):

@@ -196,7 +196,8 @@ def doctor(app: App, p: m.DoctorInput) -> dict[str, Any]:
                      (db_exists and not db_writable) else "install a Python whose SQLite has FTS5 and JSON")
     return {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version, "fts5": fts5, "trigram": trigram,
             "json1": json1,
-            "data_dir": str(app.data_dir), "database": str(app.db_path), "database_exists": db_exists,
+            "data_dir": str(app.data_dir), "data_dir_exists": app.data_dir.is_dir(), "database": str(app.db_path),
+            "database_exists": db_exists,
             "data_dir_writable": writable, "database_writable": db_writable, "ready": not problems,
             "problems": problems, "next_step": next_step}
 
@@ -216,9 +217,8 @@ def search_archive(app: App, p: m.SearchArchiveInput) -> dict[str, Any]:
 def _fetch_failed(result: dict[str, Any]) -> str | None:
     if result["status"] != "error":
         return None
-    reasons = {f"{a['provider']}: {a['error']}" for a in result["attempts"] if a.get("error")}
-    reasons |= {p["error"] for p in result["pages"] if p.get("error")}
-    return "no page could be read: " + "; ".join(sorted(reasons) or ["no usable text"])
+    reasons = list(dict.fromkeys(r for p in result["pages"] for r in p.get("reasons") or []))  # every provider's
+    return "no page could be read: " + "; ".join(reasons or ["no usable text"])
 
 
 @operation("fetch_web", "fetch-web", m.FetchWebInput, m.FetchWebOutput, read_only=False, failure=_fetch_failed,

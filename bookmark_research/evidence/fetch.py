@@ -86,6 +86,10 @@ def fetch_web(app: App, urls: list[str], provider: str | None = None, max_charac
     keep = settings.archive.enabled if archive is None else archive
     best: dict[str, dict[str, Any]] = {}
     attempts: list[dict[str, Any]] = []
+    reasons: dict[str, list[str]] = {u: [] for u in urls}  # every provider's reason a URL was not read
+
+    def why(provider: str, message: str) -> str:
+        return message if message.startswith(provider) else f"{provider}: {message}"
 
     def record(attempt: FetchAttempt) -> None:
         saved = None
@@ -93,6 +97,8 @@ def fetch_web(app: App, urls: list[str], provider: str | None = None, max_charac
                                  "retrieved_at": attempt.retrieved_at, "capture_id": None}
         if attempt.error is not None:
             entry.update(status="error", **attempt.error.to_dict())
+            for url in entry["urls"]:
+                reasons.setdefault(url, []).append(why(attempt.provider, attempt.error.message))
         else:
             if keep and attempt.pages:
                 saved = save(app, provider=attempt.provider, tool=attempt.tool, request=attempt.request,
@@ -102,6 +108,9 @@ def fetch_web(app: App, urls: list[str], provider: str | None = None, max_charac
             ok = sum(v["status"] == "ok" for v in views)
             entry["status"] = "ok" if ok == len(views) else "partial" if ok else "error"
             for view in views:
+                if view["status"] != "ok":
+                    message = view["error"] or view["extraction_status"].replace("_", " ")
+                    reasons.setdefault(view["url"], []).append(why(attempt.provider, message))
                 if view["url"] not in best or _rank(view) > _rank(best[view["url"]]):
                     best[view["url"]] = view  # a later failure never replaces usable text
         if raw and attempt.raw is not None:
@@ -126,6 +135,8 @@ def fetch_web(app: App, urls: list[str], provider: str | None = None, max_charac
                          "error_kind": failure["error_kind"] if failure else "no_response",
                          "capture_id": None, "sha256": None, "body_path": None}
     pages = [best[u] for u in urls]
+    for page in pages:
+        page["reasons"] = [] if page["status"] == "ok" else list(dict.fromkeys(reasons.get(page["url"], [])))
     ok = sum(p["status"] == "ok" for p in pages)
     return {"mode": "single" if provider else "waterfall", "providers": order, "urls": urls,
             "status": "ok" if ok == len(urls) else "partial" if ok else "error",

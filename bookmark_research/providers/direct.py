@@ -195,8 +195,9 @@ class DirectFetcher:
             except httpx.ConnectError as exc:
                 if isinstance(exc.__cause__, BlockedAddress):
                     raise ProviderError(
-                        "private_address", "direct: the host resolves to a private, loopback or link-local address; "
-                        "set direct.allow_private_networks to true to allow it") from None
+                        "private_address", "direct: the host resolves to a private, loopback or link-local address "
+                        "(to allow it: 'bookmark-research config set direct.allow_private_networks true' in a "
+                        "terminal)") from None
                 raise ProviderError("connection_error", "direct: cannot connect", retryable=True) from None
             except httpx.HTTPError as exc:
                 raise ProviderError("connection_error", f"direct: request failed ({type(exc).__name__})",

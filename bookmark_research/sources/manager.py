@@ -262,8 +262,9 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
             "SELECT source_id FROM sources WHERE version_id=? AND source_id<>? ORDER BY source_id",
             (version_id, source_id))]
         if duplicates:
+            named = ", ".join(duplicates[:3]) + (f" and {len(duplicates) - 3} more" if len(duplicates) > 3 else "")
             warnings.append(
-                f"Identical content is already indexed as {', '.join(duplicates)}; reuse --source-id {duplicates[0]} "
+                f"Identical content is already indexed as {named}; reuse --source-id {duplicates[0]} "
                 f"for new exports of the same canvas, or remove this source with 'source remove {source_id}'"
             )
     if manifest is not None and not restoring:
