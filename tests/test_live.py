@@ -209,3 +209,15 @@ def test_a_save_during_the_sync_is_not_missed(live, monkeypatch):
     result = refresh(core.app, "L", timing=FAST, force=True)
     assert result["performed"] and result["state"] == "current"
     assert core.total("L", "saved-mid-sync", refresh=False) == 1
+
+
+def test_a_live_folder_with_a_non_utf8_file_name_is_an_error_state(live):
+    core, pkg = live
+    bad = os.fsencode(pkg / "临时栏目" / "常规链式") + b"/caf\xe9.json"
+    with open(bad, "wb") as fh:
+        fh.write((pkg / TEMP_PATH).read_bytes())
+    result = refresh(core.app, "L", timing=FAST, force=True)
+    assert result["state"] == "error" and "caf\\xe9.json: file name is not valid UTF-8" in result["error"]
+    assert core.status("L")["bookmarks"] == 5 and core.status("L")["source"]["state"] == "error"
+    os.remove(bad)
+    assert refresh(core.app, "L", timing=FAST, force=True)["state"] == "current"
