@@ -255,3 +255,22 @@ def test_remote_mcp_tool_results_are_capped(core, stand_in_providers, monkeypatc
     assert attempt["error"] == "exa: response larger than 4 MiB"
     fine = core("fetch_web", urls=["https://example.com/fine"], provider="exa")
     assert fine["status"] == "ok"  # the cap is per response, not per session
+
+
+def test_a_trickling_body_is_bounded_in_time(core, monkeypatch):
+    import time
+
+    monkeypatch.setenv("JINA_API_KEY", CANARY)
+    update({"timeout_seconds": 0.5}, terminal=True)
+
+    def trickle():
+        for _ in range(100):
+            time.sleep(0.1)
+            yield b" "
+
+    with respx.mock:
+        respx.get(url__startswith="https://r.jina.ai/").mock(side_effect=lambda request: httpx.Response(
+            200, content=trickle()))
+        start = time.monotonic()
+        out = core("fetch_web", urls=["https://example.com/slow"], provider="jina")
+    assert out["pages"][0]["error_kind"] == "timeout" and time.monotonic() - start < 3

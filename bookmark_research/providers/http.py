@@ -1,4 +1,5 @@
-"""Capped HTTP reads: the one way a provider response body is read, never more than a fixed size.
+"""Capped HTTP reads: the one way a provider response body is read, never more than a fixed size
+(and, given a deadline, never for longer than a fixed time).
 
 Every body is read while it streams and the read stops as soon as it passes the cap (a declared
 ``Content-Length`` over the cap fails before the first byte), so a hostile or broken server cannot
@@ -69,8 +70,9 @@ def read_capped(response: httpx.Response, provider: str, limit: int = MAX_RESPON
     return data
 
 
-class ResponseTooLarge(httpx2.StreamError):
-    """Raised inside the SDK's read; a StreamError, so the SDK turns it into an error reply, not a hang."""
+class ResponseRefused(httpx2.StreamError):
+    """Raised inside the SDK's read (too large, too slow): a StreamError, which the SDK turns into an
+    error reply for the pending call rather than leaving it hanging."""
 
 
 class _CappedStream(httpx2.AsyncByteStream):
@@ -83,7 +85,7 @@ class _CappedStream(httpx2.AsyncByteStream):
                 self.counter.add(chunk)
             except ProviderError as exc:
                 self.owner.failure = exc
-                raise ResponseTooLarge(exc.message) from None
+                raise ResponseRefused(exc.message) from None
             yield chunk
 
     async def aclose(self) -> None:
@@ -98,8 +100,8 @@ class CappedTransport(httpx2.AsyncBaseTransport):
     """
 
     def __init__(self, provider: str, limit: int = MAX_RESPONSE_BYTES, inner: httpx2.AsyncBaseTransport | None = None,
-                 ) -> None:
-        self.provider, self.limit = provider, limit
+                 seconds: float | None = None) -> None:
+        self.provider, self.limit, self.seconds = provider, limit, seconds
         self.inner = inner or httpx2.AsyncHTTPTransport(retries=0)
         self.failure: ProviderError | None = None
 
@@ -107,13 +109,16 @@ class CappedTransport(httpx2.AsyncBaseTransport):
         response = await self.inner.handle_async_request(request)
         if request.method == "POST" and response.status_code >= 400 and self.failure is None:  # a JSON-RPC call
             self.failure = classify_http(self.provider, response.status_code, response.headers.get("retry-after"))
-        counter = _Counter(self.provider, self.limit, "response")
+        # A JSON-RPC call's answer (a POST) must also arrive within ``seconds``, however slowly it streams;
+        # the long-lived GET stream for server notifications has no deadline, only the size cap.
+        deadline = time.monotonic() + self.seconds if self.seconds and request.method == "POST" else None
+        counter = _Counter(self.provider, self.limit, "response", deadline)
         try:
             counter.declared(response.headers)
         except ProviderError as exc:
             self.failure = exc
             await response.aclose()
-            raise ResponseTooLarge(exc.message) from None
+            raise ResponseRefused(exc.message) from None
         response.stream = _CappedStream(response.stream, counter, self)
         return response
 

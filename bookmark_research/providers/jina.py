@@ -8,6 +8,7 @@ environment for credentialed calls, so it cannot be forwarded anywhere else.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -26,6 +27,7 @@ class JinaReader:
 
     def __init__(self, settings: Settings, transport: httpx.BaseTransport | None = None) -> None:
         self.key = api_key("JINA_API_KEY", "jina", settings)
+        self.timeout = settings.timeout_seconds
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
@@ -65,13 +67,14 @@ class JinaReader:
 
     def _read(self, url: str) -> dict[str, Any]:
         try:
+            deadline = time.monotonic() + self.timeout  # the whole request, however slowly the body trickles
             with self.client.stream("GET", READER + url) as response:
                 if response.is_redirect:
                     raise ProviderError("http_error", f"jina HTTP {response.status_code} (redirect refused)",
                                         http_status=response.status_code)
                 if response.status_code >= 400:
                     raise classify_http("jina", response.status_code, response.headers.get("retry-after"))
-                body = read_capped(response, "jina")
+                body = read_capped(response, "jina", deadline=deadline)
         except httpx.TimeoutException:
             raise ProviderError("timeout", "jina: request timed out", retryable=True) from None
         except httpx.HTTPError as exc:
@@ -99,6 +102,7 @@ class JinaSearch:
         self.key = api_key("JINA_API_KEY", "jina", settings)
         if not self.key:
             raise ProviderError("authentication_required", "jina search requires JINA_API_KEY")
+        self.timeout = settings.timeout_seconds
         self.client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False,
                                    headers={"User-Agent": USER_AGENT, "Accept": "application/json",
                                             "Authorization": f"Bearer {self.key}"},
@@ -109,10 +113,11 @@ class JinaSearch:
 
     def search(self, query: str, limit: int) -> list[dict[str, Any]]:
         try:
+            deadline = time.monotonic() + self.timeout
             with self.client.stream("GET", SEARCH, params={"q": query}) as response:
                 if response.status_code >= 300:
                     raise classify_http("jina", response.status_code, response.headers.get("retry-after"))
-                body = read_capped(response, "jina")
+                body = read_capped(response, "jina", deadline=deadline)
         except httpx.TimeoutException:
             raise ProviderError("timeout", "jina: search timed out", retryable=True) from None
         except httpx.HTTPError as exc:

@@ -172,7 +172,7 @@ class RemoteMCP:
     async def _open(self) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
         # Every body the SDK reads streams through a capped transport (MAX_RESPONSE_BYTES per response).
         self._transport = CappedTransport(self.name, MAX_RESPONSE_BYTES,
-                                          httpx2.AsyncHTTPTransport(retries=0, proxy=self._proxy()))
+                                          httpx2.AsyncHTTPTransport(retries=0, proxy=self._proxy()), self.timeout)
         http = httpx2.AsyncClient(headers=self.headers, trust_env=False, transport=self._transport,
                                   timeout=httpx2.Timeout(self.timeout, connect=3.0))
         async with http, Client(streamable_http_client(self.endpoint, http_client=http)) as client:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,6 +27,7 @@ CROSSREF = "https://api.crossref.org/works"
 PUBMED_SEARCH = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi"
 PUBMED_SUMMARY = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/esummary.fcgi"
 ARXIV = "https://export.arxiv.org/api/query"
+REQUEST_SECONDS = 15.0
 ALL = ("openalex", "semantic_scholar", "crossref", "pubmed", "arxiv")
 DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.I)
 BIOMEDICAL = re.compile(r"\b(clinical|patients?|disease|cancer|tumou?r|gene|genom\w*|protein|drug|therap\w*|"
@@ -64,14 +66,15 @@ class _Client:
         self.name = name
         self.http = httpx.Client(transport=transport, follow_redirects=not credentialed, trust_env=not credentialed,
                                  headers={"User-Agent": USER_AGENT, **(headers or {})},
-                                 timeout=httpx.Timeout(15.0, connect=3.0))
+                                 timeout=httpx.Timeout(REQUEST_SECONDS, connect=3.0))
 
     def get(self, url: str, params: dict[str, Any]) -> httpx.Response:
+        deadline = time.monotonic() + REQUEST_SECONDS  # the whole request, however slowly the body trickles
         try:
             with self.http.stream("GET", url, params=params) as response:
                 if response.status_code >= 300:
                     raise classify_http(self.name, response.status_code, response.headers.get("retry-after"))
-                read_capped(response, self.name, MAX_RESPONSE_BYTES)  # .json() / .content then use the capped body
+                read_capped(response, self.name, MAX_RESPONSE_BYTES, deadline=deadline)  # .json() uses the capped body
                 return response
         except httpx.TimeoutException:
             raise ProviderError("timeout", f"{self.name}: request timed out", retryable=True) from None
