@@ -106,7 +106,8 @@ def sync_package(
         check_source_id(source_id)
     # File stats are taken before the files are read: a save while the sync reads then shows up as a
     # newer stat next to the older hash, so the next freshness check sees it (never the other way round).
-    seen_stats = scan(Path(package_path)) if mode != "snapshot" and Path(package_path).is_dir() else {}
+    given = Path(package_path).expanduser()
+    seen_stats = scan(given) if mode != "snapshot" and given.is_dir() else {}
     pkg = read_input(package_path, app.limits)
     manifest = snapshots.recognise(pkg.input_path) if pkg.input_kind == "directory" else None
     if manifest is not None:
