@@ -22,7 +22,7 @@ def settings_file(tmp_path, monkeypatch):
 
 @pytest.fixture
 def site(settings_file):
-    update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, allow_credentials=False)
+    update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, terminal=True)
     with Site() as s:
         yield s
 

@@ -77,9 +77,9 @@ def score(ctx: click.Context, suite: str, runs: str, judgments_path: str | None,
         arguments["judgments"] = _unwrap(read_json_value(judgments_path, as_json), "judgments", source, as_json)
     if output_dir is not None:
         arguments["output_directory"] = os.path.abspath(os.path.expanduser(output_dir))
-        invoke(ctx, "evaluation_write_report", arguments, as_json, render_evaluation)
+        invoke(ctx, "evaluation_write_report", arguments, as_json, render_evaluation, from_file=True)
     else:
-        invoke(ctx, "evaluate_research", arguments, as_json, render_evaluation)
+        invoke(ctx, "evaluate_research", arguments, as_json, render_evaluation, from_file=True)
 
 
 @evaluate.command("run-from-session")

@@ -25,8 +25,10 @@ from bookmark_research.config.settings import DirectSettings
 from bookmark_research.evidence.archive import PageCapture
 from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError
 from bookmark_research.providers.extract import decode_body, extract_html, looks_binary
+from bookmark_research.providers.http import read_capped
 
 MAX_REDIRECTS = 5
+MAX_ROBOTS_BYTES = 512 * 1024
 
 
 class BlockedAddress(httpcore.ConnectError):
@@ -120,12 +122,13 @@ class DirectFetcher:
         if origin not in self.robots:
             parser: urllib.robotparser.RobotFileParser | None = None
             try:
-                response = self.client.get(origin + "/robots.txt")
-                if response.status_code == 200 and len(response.content) <= 512 * 1024:
-                    parser = urllib.robotparser.RobotFileParser()
-                    parser.parse(response.text.splitlines())
-            except httpx.HTTPError:
-                parser = None  # no robots.txt we can read: nothing is disallowed
+                with self.client.stream("GET", origin + "/robots.txt") as response:
+                    if response.status_code == 200:
+                        body = read_capped(response, "direct", MAX_ROBOTS_BYTES, what="robots.txt")
+                        parser = urllib.robotparser.RobotFileParser()
+                        parser.parse(body.decode("utf-8", errors="replace").splitlines())
+            except (httpx.HTTPError, ProviderError):
+                parser = None  # no robots.txt we can read (missing, oversized, unreachable): nothing is disallowed
             self.robots[origin] = parser
         parser = self.robots[origin]
         return parser is None or parser.can_fetch(USER_AGENT, url)
@@ -193,22 +196,16 @@ class DirectFetcher:
                                                 "direct: refused a redirect to another site")
                         current = target
                         continue
-                    body = bytearray()
-                    for chunk in response.iter_bytes():
-                        body.extend(chunk)
-                        if len(body) > self.settings.max_bytes:
-                            raise ProviderError("response_too_large",
-                                                f"direct: page larger than {self.settings.max_bytes} bytes")
-                        if time.monotonic() > deadline:
-                            raise ProviderError("timeout", "direct: page took too long", retryable=True)
-                    return response, bytes(body), current
+                    body = read_capped(response, "direct", self.settings.max_bytes, what="page", deadline=deadline)
+                    return response, body, current
             except httpx.TimeoutException:
                 raise ProviderError("timeout", "direct: request timed out", retryable=True) from None
             except httpx.ConnectError as exc:
                 if isinstance(exc.__cause__, BlockedAddress):
                     raise ProviderError(
-                        "private_address", "direct: the host resolves to a private, loopback or link-local address; "
-                        "set direct.allow_private_networks to true to allow it") from None
+                        "private_address", "direct: the host resolves to a private, loopback or link-local address "
+                        "(to allow it: 'bookmark-research config set direct.allow_private_networks true' in a "
+                        "terminal)") from None
                 raise ProviderError("connection_error", "direct: cannot connect", retryable=True) from None
             except httpx.HTTPError as exc:
                 raise ProviderError("connection_error", f"direct: request failed ({type(exc).__name__})",

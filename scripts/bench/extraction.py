@@ -65,7 +65,7 @@ def _via_direct(pages: list[LabelledPage]) -> Callable[[LabelledPage], str]:
     tmp = tempfile.mkdtemp(prefix="bookmark-research-extraction-")
     os.environ["BOOKMARK_RESEARCH_CONFIG"] = str(Path(tmp) / "settings.json")
     update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0,
-            "direct.respect_robots": False}, allow_credentials=False)
+            "direct.respect_robots": False}, terminal=True)
     app = App(Path(tmp) / "data")
     index = {id(p): i for i, p in enumerate(pages)}
 
