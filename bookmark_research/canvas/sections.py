@@ -142,7 +142,7 @@ def _parse_permanent(raw: dict[str, Any], header: SectionHeader, header_raw: dic
     identity = _identity_map(raw.get("identityMap"), path)
     walker = _Walker(section, identity)
     for position, node_raw in enumerate(roots_raw):
-        walker.walk(node_raw, None, position, [], 0, f"tree[{position}]")
+        walker.walk(node_raw, None, position, [], 0, "tree" if isinstance(tree, dict) else f"tree[{position}]")
     return section
 
 

@@ -84,7 +84,7 @@ def _create_schema(conn: sqlite3.Connection) -> None:
     with transaction(conn):
         if conn.execute("PRAGMA user_version").fetchone()[0] != 0:
             return  # another process created it while we waited for the lock
-        for statement in schema.statements(schema.TABLES + fts):
+        for statement in schema.statements(schema.TABLES + schema.EVENTS + fts):
             conn.execute(statement)
         # Merge FTS segments less eagerly: bulk imports are ~25% faster, queries are unaffected at this scale.
         conn.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('automerge', 16)")

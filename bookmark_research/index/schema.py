@@ -6,6 +6,18 @@ from bookmark_research.index.text import CHAR_TOKENIZER
 
 SCHEMA_VERSION = 3  # 3: folder paths answered from folder-title indexes (1 and 2 indexed them per item)
 
+#: Lifecycle events (restores) shown by ``history``. Added after version 3 without a version bump: an
+#: older index gets the table from the first write that needs it (the DDL is idempotent).
+EVENTS = """
+CREATE TABLE IF NOT EXISTS source_events (
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    at TEXT NOT NULL,
+    event TEXT NOT NULL,
+    version_id TEXT,
+    previous_version_id TEXT
+);
+"""
+
 TABLES = """
 CREATE TABLE sources (
     source_id TEXT PRIMARY KEY,
