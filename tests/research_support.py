@@ -39,3 +39,60 @@ def snapshot(directory: str | Path) -> dict[str, str]:
     root = Path(directory)
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith(".lock")}
+
+
+class PageSite:
+    """A loopback web site serving given pages; paths under ``/slow/`` wait until ``release`` is set."""
+
+    def __init__(self, pages: dict[str, tuple[int, str, str]] | None = None) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.pages = {"/robots.txt": (200, "User-agent: *\nAllow: /\n", "text/plain"), **(pages or {})}
+        self.hits: list[str] = []
+        self.headers: list[dict[str, str]] = []
+        self.release = threading.Event()
+        self.entered = threading.Event()
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                site.hits.append(self.path)
+                site.headers.append(dict(self.headers))
+                if self.path.startswith("/slow/"):
+                    site.entered.set()
+                    site.release.wait(30)
+                status, body, ctype = site.pages.get(self.path, (404, "<html><title>404 Not Found</title>"
+                                                               "<body><h1>Not Found</h1></body></html>", "text/html"))
+                data = body.encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> "PageSite":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def allow_loopback() -> None:
+    """Let the direct fetcher read the loopback site (it refuses private addresses by default)."""
+    from bookmark_research.config.settings import update
+
+    update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, allow_credentials=False)

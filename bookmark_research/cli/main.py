@@ -412,6 +412,11 @@ def demo(package_path: str | None, keep: bool) -> None:
     sys.exit(run_demo(package_path, keep))
 
 
+from bookmark_research.cli.research import research  # noqa: E402  (the research command group)
+
+cli.add_command(research)
+
+
 def main() -> None:
     _configure_stdio()
     try:

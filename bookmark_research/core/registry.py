@@ -39,8 +39,9 @@ MODULES: dict[str, tuple[str, ...]] = {
         "search_providers", "literature_search", "search_plan", "get_settings", "update_settings", "set_setting",
     ),
     "bookmark_research.core.research_ops": (
-        "research_start", "research_status", "research_inventory", "research_source", "research_import_evidence",
-        "research_record", "research_coverage",
+        "research_start", "research_status", "research_inventory", "research_search", "research_fetch",
+        "research_source", "research_import_evidence", "research_record", "research_coverage", "research_finish",
+        "research_report", "research_route",
     ),
 }
 

@@ -76,3 +76,51 @@ def research_coverage(app: App, p: m.ResearchCoverageInput) -> dict[str, Any]:
     from bookmark_research.research import coverage, store
 
     return coverage.page(store.open_session(app, p.research_id), p.filter, p.offset, p.limit)
+
+
+@operation("research_finish", "research finish", m.ResearchFinishInput, m.ResearchOverview, read_only=False)
+def research_finish(app: App, p: m.ResearchFinishInput) -> dict[str, Any]:
+    """Finish a session (completed, incomplete or cancelled): re-verify every citation, write the report."""
+    from bookmark_research.research.report import finish
+
+    return finish(app, p.research_id, p.summary, p.status, p.limitations)
+
+
+@operation("research_report", "research report", m.ResearchReportInput, m.ResearchReportOutput)
+def research_report(app: App, p: m.ResearchReportInput) -> dict[str, Any]:
+    """The report.md of a finished session, with the paths of its sources.json, coverage and state files."""
+    from bookmark_research.research.report import report
+
+    return report(app, p.research_id)
+
+
+def _evidence_failed(result: dict[str, Any]) -> str | None:
+    if result.get("status") != "error":
+        return None
+    return result.get("error") or "no provider returned usable results"
+
+
+@operation("research_search", "research search", m.ResearchSearchInput, m.ResearchEvidenceOutput, read_only=False,
+           failure=_evidence_failed)
+def research_search(app: App, p: m.ResearchSearchInput) -> dict[str, Any]:
+    """Budgeted web or scholarly search for a session's questions (idempotent by operation_id)."""
+    from bookmark_research.research.retrieval import search
+
+    return search(app, p)
+
+
+@operation("research_fetch", "research fetch", m.ResearchFetchInput, m.ResearchEvidenceOutput, read_only=False,
+           failure=_evidence_failed)
+def research_fetch(app: App, p: m.ResearchFetchInput) -> dict[str, Any]:
+    """Budgeted page reads through the session's fetch waterfall; each URL read becomes a source."""
+    from bookmark_research.research.retrieval import fetch
+
+    return fetch(app, p)
+
+
+@operation("research_route", "research route", m.ResearchRouteInput, m.ResearchRouteOutput)
+def research_route(app: App, p: m.ResearchRouteInput) -> dict[str, Any]:
+    """Advice on how to run a research task with this host's tools (starts nothing, changes nothing)."""
+    from bookmark_research.research.route import route
+
+    return route(p)

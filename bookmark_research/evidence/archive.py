@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 import shutil
 import tempfile
@@ -23,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from bookmark_research import atomic
 from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import StorageError
@@ -51,25 +51,18 @@ def _stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def archive_dir(app: App) -> Path:
     return app.data_dir / "archive"
 
 
 def save(app: App, *, provider: str, tool: str, request: dict[str, Any], response: Any,
-         pages: list[PageCapture], retrieved_at: str) -> dict[str, Any]:
-    """Store one provider response with its pages; returns the capture summary."""
-    root = archive_dir(app)
+         pages: list[PageCapture], retrieved_at: str, root: Path | None = None, index: bool = True) -> dict[str, Any]:
+    """Store one provider response with its pages; returns the capture summary.
+
+    ``root`` stores the capture in another folder of the same layout (a research session's ``evidence/``);
+    ``index=False`` leaves it out of the archive search index.
+    """
+    root = root or archive_dir(app)
     capture_id = f"{_stamp()}-{secrets.token_hex(6)}"
     try:
         (root / "pages").mkdir(parents=True, exist_ok=True)
@@ -91,7 +84,7 @@ def save(app: App, *, provider: str, tool: str, request: dict[str, Any], respons
                 digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
                 body = root / "pages" / f"{digest}.txt"
                 if not body.exists() or hashlib.sha256(body.read_bytes()).hexdigest() != digest:
-                    _atomic_write(body, text.encode("utf-8"))
+                    atomic.write_bytes(body, text.encode("utf-8"))
                 entry.update(sha256=digest, body_file=f"../../pages/{digest}.txt")
             entries.append(entry)
         manifest = {
@@ -103,17 +96,18 @@ def save(app: App, *, provider: str, tool: str, request: dict[str, Any], respons
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
         target = root / "captures" / capture_id
-        os.replace(staging, target)
+        atomic.publish_dir(staging, target)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise StorageError(f"{root}: cannot write the evidence archive ({exc.strerror})") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    conn = app.connect()
-    with transaction(conn):
-        index_capture(conn, manifest, {e["sha256"]: p.text for e, p in zip(entries, pages) if e["sha256"]},
-                      root)
+    if index:
+        conn = app.connect()
+        with transaction(conn):
+            index_capture(conn, manifest, {e["sha256"]: p.text for e, p in zip(entries, pages) if e["sha256"]},
+                          root)
     return {"status": "saved", "capture_id": capture_id, "directory": str(target),
             "manifest_path": str(target / "manifest.json"), "response_path": str(target / "response.json"),
             "pages": [{"requested_url": e["requested_url"], "sha256": e["sha256"], "characters": e["characters"],

@@ -30,9 +30,13 @@ def has_text(source: dict[str, Any]) -> bool:
     return bool(source.get("body_file")) and source.get("extraction_status") == "extracted" and bool(source.get("sha256"))
 
 
-def load(session: Session, source: dict[str, Any]) -> BodyIndex:
-    """The verified saved text of ``source`` (raises :class:`EvidenceError` with the reference's wording)."""
-    if not has_text(source):
+def load(session: Session, source: dict[str, Any], require_extracted: bool = True) -> BodyIndex:
+    """The verified saved text of ``source`` (raises :class:`EvidenceError` with the reference's wording).
+
+    Only extracted page text can support a claim; ``require_extracted=False`` also reads what was saved of
+    a login wall or an error page (for reading, never for citing).
+    """
+    if (require_extracted and not has_text(source)) or not source.get("body_file") or not source.get("sha256"):
         raise EvidenceError(NO_TEXT)
     try:
         path = session.path(source["body_file"])

@@ -196,9 +196,7 @@ def inventory_page(session: Session, inventory_ids: list[str] | None, offset: in
 def source_page(session: Session, source_id: str, offset: int, limit: int) -> dict[str, Any]:
     """A page of a source's saved text, after hash verification (pages concatenate to the exact text)."""
     source = citations.source_by_id(session.state, source_id)
-    text = bodies.load(session, source).text if bodies.has_text(source) else ""
-    if not bodies.has_text(source) and source.get("body_file"):
-        raise bodies.EvidenceError(bodies.NO_TEXT)
+    text = bodies.load(session, source, require_extracted=False).text if source.get("body_file") else ""
     chunk = text[offset:offset + limit]
     nxt = offset + len(chunk)
     return {"research_id": session.id, "source": shape("sources", source), "offset": offset, "text": chunk,

@@ -164,7 +164,10 @@ class Session:
         """Write state.json atomically (the caller holds the session lock)."""
         self.state["updated_at"] = iso()
         _refuse_symlink(self.directory / "state.json")
-        atomic.write_json(self.directory / "state.json", self.state)
+        try:
+            atomic.write_json(self.directory / "state.json", self.state)
+        except OSError as exc:
+            raise StorageError(f"{self.directory / 'state.json'}: cannot write ({exc.strerror})") from None
         self.materialised = False
 
     # frozen input, parsed once per content hash
