@@ -96,3 +96,13 @@ def allow_loopback() -> None:
     from bookmark_research.config.settings import update
 
     update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, allow_credentials=False)
+
+
+def cli_env(data_dir: Path) -> dict[str, str]:
+    """The environment ``run_cli`` gives a CLI subprocess (for ``subprocess.Popen``)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BOOKMARK_RESEARCH_") or k == "BOOKMARK_RESEARCH_CONFIG"}
+    env["BOOKMARK_RESEARCH_DATA_DIR"] = str(data_dir)
+    return env

@@ -108,7 +108,12 @@ def search(app: App, p: Any) -> dict[str, Any]:
         status = "error" if not ok else "partial" if len(ok) < len(result["batches"]) else "ok"
         calls = sum(1 for b in result["batches"] if not b.get("skipped_due_to_cooldown") and
                     b.get("error_kind") != "unsupported_provider")
-        return {"status": status, "result": result, "usage": {"tool_calls": calls}}
+        out = {"status": status, "result": result, "usage": {"tool_calls": calls}}
+        if status == "error":
+            reasons = sorted({e["error"] for e in result["errors"]}) or ["no provider answered"]
+            out.update(error="no search provider succeeded: " + "; ".join(reasons),
+                       error_kind=result["errors"][0]["kind"] if result["errors"] else "no_response")
+        return out
 
     payload, exc = _request(run)
     if exc is not None:
