@@ -120,7 +120,6 @@ def from_index(conn: sqlite3.Connection, source_ids: list[str]) -> dict[str, Any
             "canonical_id, revision FROM sections WHERE source_id=? ORDER BY section_id", (sid,))]
         for s in sections:
             s["is_anchor"] = bool(s["is_anchor"])
-        manifest["sections"] += [{"source_id": sid, **s} for s in sections]
         nodes = [dict(zip(("node_id", "canvas_path", "node_type", "file_path", "section_id", "label", "color"), r))
                  for r in conn.execute("SELECT node_id, canvas_path, node_type, file_path, section_id, label, color "
                                        "FROM nodes WHERE source_id=? ORDER BY position", (sid,))]
@@ -134,7 +133,8 @@ def from_index(conn: sqlite3.Connection, source_ids: list[str]) -> dict[str, Any
                                (sid,)).fetchall()
         manifest["memberships"] += [{"source_id": sid, "group_id": g, "node_id": n} for g, n in members]
 
-        # Appearances of each tree: every card whose canonical tree it is, with its nodes, groups and edges.
+        # Each card (section) with the canvas nodes showing it and their groups and edges; the appearances of a
+        # tree are the cards whose canonical tree it is (the tree's own card and its copy anchors).
         groups_of: dict[str, list[str]] = defaultdict(list)
         for g, n in members:
             groups_of[n].append(g)
@@ -150,11 +150,11 @@ def from_index(conn: sqlite3.Connection, source_ids: list[str]) -> dict[str, Any
         appearances: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for s in sections:
             node_ids = nodes_of.get(s["section_id"], [])
-            appearances[s["canonical_id"] or s["section_id"]].append({
-                "section_id": s["section_id"], "file_path": s["file_path"], "label": s["label"], "title": s["title"],
-                "is_anchor": s["is_anchor"], "canonical_id": s["canonical_id"], "node_ids": node_ids,
-                "group_ids": sorted({g for n in node_ids for g in groups_of.get(n, [])}),
-                "edge_ids": sorted({e for n in node_ids for e in edges_of.get(n, [])})})
+            s.update(node_ids=node_ids, group_ids=sorted({g for n in node_ids for g in groups_of.get(n, [])}),
+                     edge_ids=sorted({e for n in node_ids for e in edges_of.get(n, [])}))
+            appearances[s["canonical_id"] or s["section_id"]].append(
+                {"section_id": s["section_id"], "label": s["label"], "is_anchor": s["is_anchor"]})
+        manifest["sections"] += [{"source_id": sid, **s} for s in sections]
 
         folders: dict[tuple[str, str], str | None] = {}
         for sec, item, parent, title, path, preorder, end, depth, rev in conn.execute(
@@ -228,6 +228,7 @@ def context_bookmarks(manifest: dict[str, Any], selected: list[str]) -> list[dic
     chosen = set(selected)
     labels = {(n["source_id"], n["node_id"]): n.get("label") for n in manifest.get("nodes", [])}
     edges = {(e["source_id"], e["edge_id"]): e for e in manifest.get("edges", [])}
+    cards = {(c["source_id"], c["section_id"]): c for c in manifest.get("sections", [])}
     out: list[dict[str, Any]] = []
     for entry in manifest["entries"]:
         if entry["id"] not in chosen:
@@ -237,8 +238,9 @@ def context_bookmarks(manifest: dict[str, Any], selected: list[str]) -> list[dic
                 out.append({**inst, "inventory_id": entry["id"], "index_state": "provided"})
                 continue
             sid = inst["source_id"]
-            group_ids = sorted({g for a in inst["appearances"] for g in a["group_ids"]})
-            edge_ids = sorted({e for a in inst["appearances"] for e in a["edge_ids"]})
+            shown = [cards.get((sid, a["section_id"]), {}) for a in inst["appearances"]]
+            group_ids = sorted({g for c in shown for g in c.get("group_ids", [])})
+            edge_ids = sorted({e for c in shown for e in c.get("edge_ids", [])})
             first = next((a for a in inst["appearances"] if a["section_id"] == inst["section_id"]),
                          inst["appearances"][0] if inst["appearances"] else {})
             out.append({

@@ -277,5 +277,14 @@ def closest_passage(body: BodyIndex, quote: str) -> str | None:
         return None
     end = min(len(norm.text), best + width)
     o_start, o_end = norm.orig_start(best), norm.orig_end(end)
-    excerpt = _one_line(body.text[o_start:o_end])
+    text = body.text
+    for _ in range(40):  # widen to whole words
+        if o_start == 0 or not text[o_start - 1].isalnum():
+            break
+        o_start -= 1
+    for _ in range(40):
+        if o_end >= len(text) or not text[o_end].isalnum():
+            break
+        o_end += 1
+    excerpt = _one_line(text[o_start:o_end])
     return excerpt if len(excerpt) <= EXCERPT else excerpt[:EXCERPT - 1] + "…"

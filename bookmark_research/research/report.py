@@ -12,7 +12,7 @@ from bookmark_research import atomic
 from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import ConflictError, NotFoundError
-from bookmark_research.research import citations, coverage, reviews, store
+from bookmark_research.research import citations, coverage, jsonfile, reviews, store
 from bookmark_research.research.ids import sha256_text
 from bookmark_research.research.operations import require_active
 from bookmark_research.research.store import Session
@@ -245,7 +245,7 @@ def finish(app: App, research_id: str, summary: str, status: str, limitations: l
         full = coverage.evaluate(session)
         cover = coverage.summary(full)
         _guards(session, status, cover)
-        coverage_text = atomic.dump_json(full)
+        coverage_text = jsonfile.dumps(full)
         coverage_file = f"coverage-{sha256_text(coverage_text)[:24]}.json"
         state = session.state
         state.update(status=status, summary=summary.strip(), limitations=[x.strip() for x in limitations],
@@ -254,7 +254,7 @@ def finish(app: App, research_id: str, summary: str, status: str, limitations: l
                                 "context": "context.json", "coverage": coverage_file, "inventory": "inventory.json"})
         atomic.write_text(session.directory / coverage_file, coverage_text)
         atomic.write_text(session.directory / "report.md", render(session, cover, coverage_file))
-        atomic.write_json(session.directory / "sources.json", sources_document(state, cover))
+        atomic.write_text(session.directory / "sources.json", jsonfile.dumps(sources_document(state, cover)))
         session.save()
         return {**overview(session, cover), "wiki_follow_up": wiki_follow_up(app, session)}
 

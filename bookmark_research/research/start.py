@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bookmark_research import atomic
 from bookmark_research.clock import iso
 from bookmark_research.config.settings import load as load_settings
 from bookmark_research.core.app import App
 from bookmark_research.errors import InvalidInputError
-from bookmark_research.research import inventory, store
+from bookmark_research.research import inventory, jsonfile, store
 from bookmark_research.research.ids import new_research_id, sha256_text
 from bookmark_research.research.operations import plan_budget
 
@@ -117,11 +116,11 @@ def start(app: App, p: Any) -> tuple[store.Session, dict[str, Any]]:
 
     research_id = new_research_id()
     now = iso()
-    inventory_text = atomic.dump_json(manifest)
+    inventory_text = jsonfile.dumps(manifest)
     context = {"schema_version": 1, "captured_at": now, "kind": "local_bookmark_metadata",
                "bookmarks": inventory.context_bookmarks(manifest, scope["selected_inventory_ids"]),
                "source_scope": scope, "boundary": BOUNDARY}
-    context_text = atomic.dump_json(context)
+    context_text = jsonfile.dumps(context)
     state = {
         "schema_version": store.SCHEMA_VERSION, "research_id": research_id, "status": "active", "brief": brief,
         "scope": scope_text, "source_ids": source_ids, **providers, "source_scope": scope,
@@ -132,7 +131,8 @@ def start(app: App, p: Any) -> tuple[store.Session, dict[str, Any]]:
         "output": {"placement": placement, "fallback_reason": None},
     }
     directory = store.create(root, research_id, {"inventory.json": inventory_text, "context.json": context_text,
-                                                  "state.json": atomic.dump_json(state)})
-    store.register(app, research_id, directory, placement)  # found again even if output.directory changes
+                                                  "state.json": jsonfile.dumps(state)})
+    store.register(app, research_id, directory, placement)
+    store.remember_frozen(state["inventory_manifest_sha256"], manifest, state["context_manifest_sha256"], context)  # found again even if output.directory changes
     session = store.Session(app, directory, state, False)
     return session, {"placement": placement, "path": str(directory), "fallback_reason": None}

@@ -36,6 +36,7 @@ from bookmark_research.core.app import App
 from bookmark_research.errors import InvalidInputError, NotFoundError, StorageError
 from bookmark_research.locks import file_lock
 from bookmark_research.paths import checked_store_dir
+from bookmark_research.research import jsonfile
 from bookmark_research.research.ids import check_research_id, operation_file_stem, sha256_bytes
 
 SCHEMA_VERSION = 2
@@ -80,6 +81,28 @@ def read_regular(path: Path, what: str) -> bytes:
             return fh.read()
     finally:
         os.close(fd)
+
+
+_HASHED: dict[tuple[str, int, int, int, int], str] = {}
+
+
+def file_sha256(path: Path, what: str) -> str:
+    """SHA-256 of a regular file; re-read whenever its size, inode, mtime or ctime differ from when this
+    process last hashed it (an edit always changes the ctime, which cannot be set back by ordinary means)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        raise NotFoundError(f"{what} is missing: {path}") from None
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    key = (str(path), st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    found = _HASHED.get(key)
+    if found is None:
+        found = sha256_bytes(read_regular(path, what))
+        if len(_HASHED) > 10_000:
+            _HASHED.clear()
+        _HASHED[key] = found
+    return found
 
 
 def _registry_path(app: App) -> Path:
@@ -165,7 +188,7 @@ class Session:
         self.state["updated_at"] = iso()
         _refuse_symlink(self.directory / "state.json")
         try:
-            atomic.write_json(self.directory / "state.json", self.state)
+            atomic.write_text(self.directory / "state.json", jsonfile.dumps(self.state))
         except OSError as exc:
             raise StorageError(f"{self.directory / 'state.json'}: cannot write ({exc.strerror})") from None
         self.materialised = False
@@ -179,7 +202,7 @@ class Session:
             raise StorageError(f"Frozen input inventory hash changed: {path}")
         manifest = _INVENTORY_CACHE.get(digest)
         if manifest is None:
-            manifest = load_object(data, str(path))
+            manifest = jsonfile.loads(data, str(path))
             _remember(_INVENTORY_CACHE, digest, manifest)
         check_scope(self.state, manifest)
         return manifest
@@ -193,9 +216,15 @@ class Session:
             raise StorageError(f"Frozen research context hash changed: {path}")
         context = _CONTEXT_CACHE.get(digest)
         if context is None:
-            context = load_object(data, str(path))
+            context = jsonfile.loads(data, str(path))
             _remember(_CONTEXT_CACHE, digest, context)
         return context
+
+
+def remember_frozen(inventory_sha: str, manifest: dict[str, Any], context_sha: str, context: dict[str, Any]) -> None:
+    """Seed the parse caches with what a start just wrote (so its overview does not parse it again)."""
+    _remember(_INVENTORY_CACHE, inventory_sha, manifest)
+    _remember(_CONTEXT_CACHE, context_sha, context)
 
 
 def _remember(cache: OrderedDict[str, dict[str, Any]], key: str, value: dict[str, Any]) -> None:
@@ -229,12 +258,12 @@ def load_state(directory: Path) -> tuple[dict[str, Any], bool]:
     """Read and check state.json (never a symlink), then materialise committed receipts in memory."""
     path = directory / "state.json"
     _refuse_symlink(path)
-    state = load_object(read_regular(path, "state.json"), str(path))
+    state = jsonfile.loads(read_regular(path, "state.json"), str(path))
     if state.get("schema_version") != SCHEMA_VERSION or state.get("research_id") != directory.name:
         raise StorageError(f"{path}: not a research session state (schema_version {SCHEMA_VERSION} for "
                            f"{directory.name} expected)")
     inventory = directory / "inventory.json"
-    if sha256_bytes(read_regular(inventory, "inventory.json")) != state.get("inventory_manifest_sha256"):
+    if file_sha256(inventory, "inventory.json") != state.get("inventory_manifest_sha256"):
         raise StorageError(f"Frozen input inventory hash changed: {inventory}")
     return state, materialise(directory, state)
 
