@@ -276,3 +276,45 @@ def test_inventory_reviews_excluded_blocked_and_reviewed(core):
     assert cov["difference_counts"] == {"missing": 0, "unread": 0, "unreviewed": 0, "blocked": 0, "excluded": 1,
                                         "reviewed": 1}
     assert core("research_coverage", research_id=rid, filter="excluded")["inventory_ids"] == [ids[1]]
+
+
+def test_external_runs_block_completion_until_observed(core, tmp_path):
+    out = start(core)
+    rid = out["research_id"]
+    run_id = "er-" + "a" * 24
+    base = {"kind": "external_run", "id": run_id, "provider": "openai", "run_id": run_id, "text": "Deep research"}
+    record(core, rid, **{**base, "status": "prepared"})
+    record(core, rid, **{**base, "status": "pending"})
+    assert "An external run still has a pending or unknown outcome" in core(
+        "research_coverage", research_id=rid)["completion_blockers"]
+    with pytest.raises(BookmarkResearchError, match="cannot return to prepared"):
+        record(core, rid, **{**base, "status": "prepared"})
+    for bad in ("trun_abc", "../x", "resp_"):
+        with pytest.raises(BookmarkResearchError, match="another provider or run_id"):
+            record(core, rid, **{**base, "run_id": bad, "status": "completed"})
+    with pytest.raises(BookmarkResearchError, match="single entry"):
+        core("research_record", research_id=rid, entries=[{**base, "status": "completed"}])
+    artifact = tmp_path / "result.md"
+    artifact.write_text("# external result\n")
+    done = record(core, rid, **{**base, "run_id": "resp_abc123", "status": "completed",
+                                "result": {"answer": "42"}, "artifact_path": str(artifact)})["recorded"]
+    assert done["result_file"].startswith("external-runs/") and done["artifact_sha256"]
+    again = record(core, rid, **{**base, "run_id": "resp_abc123", "status": "completed", "result": {"answer": "42"},
+                                 "artifact_path": str(artifact)})
+    assert again["replayed"] is True
+    with pytest.raises(BookmarkResearchError, match="another provider or run_id"):
+        record(core, rid, **{**base, "run_id": "resp_other", "status": "completed"})
+    assert not any("external run" in b for b in core("research_coverage", research_id=rid)["completion_blockers"])
+    (core.data_dir / "research" / rid / done["result_file"]).write_text("{}\n")
+    record(core, rid, kind="gap", question_id="q1", text="n/a")
+    with pytest.raises(BookmarkResearchError, match="Saved external result artifact hash changed"):
+        core("research_finish", research_id=rid, summary="x", status="incomplete")
+
+
+def test_lock_contention_is_a_clear_busy_error(core, session, monkeypatch):
+    from bookmark_research.research import api, store
+
+    monkeypatch.setattr(store, "LOCK_TIMEOUT", 0.2)
+    with api.session_lock(core.app, session["research_id"]):
+        with pytest.raises(BookmarkResearchError, match="Research task is being written by another process"):
+            record(core, session["research_id"], kind="gap", question_id="q1", text="x")

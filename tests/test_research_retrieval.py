@@ -96,6 +96,7 @@ def test_search_fallback_is_trimmed_to_the_remaining_budget(core, remote, monkey
     queries = [{"question_id": "q1", "query": "boom first"}, {"question_id": "q1", "query": "boom second"}]
     out = core("research_search", research_id=rid, operation_id="fallback", queries=queries)
     result = out["result"]
+    assert out["status"] == "partial" and result["successful_provider_count"] == 1  # tavily answered, others failed
     assert [c["query"] for c in calls("tavily", "tavily_search")] == ["boom first"]
     assert result["remaining_attempts"] == [{"provider": "tavily", "target": "q1", "query": "boom second",
                                              "reason": "budget"}]
@@ -111,7 +112,7 @@ def test_search_fallback_is_trimmed_to_the_remaining_budget(core, remote, monkey
 
 def test_fetch_waterfall_reserves_each_stage_and_keeps_each_response(core, remote):
     rid = start(core, ["https://docs.example/a", "https://docs.example/missing"], providers=["exa", "parallel"],
-                budget={"max_fetch_calls": 2})["research_id"]
+                budget={"max_fetch_calls": 3})["research_id"]
     out = core("research_fetch", research_id=rid, operation_id="f1", question_id="q1",
                urls=["https://docs.example/a", "https://docs.example/missing"])
     assert [s["provider"] for s in out["sources"]] == ["exa", "exa", "parallel"]
@@ -132,6 +133,13 @@ def test_fetch_waterfall_reserves_each_stage_and_keeps_each_response(core, remot
     assert json.dumps(SEEN) == seen
     with pytest.raises(BookmarkResearchError, match="no extracted page text"):
         claim(core, rid, "s3", "only an excerpt")  # excerpts are not the page
+    # an operation first run with an explicit provider replays when repeated without it (legacy shape)
+    core("research_fetch", research_id=rid, operation_id="f2", question_id="q1", urls=["https://docs.example/a"],
+         provider="exa", reuse_archive=False)
+    seen = json.dumps(SEEN)
+    legacy = core("research_fetch", research_id=rid, operation_id="f2", question_id="q1",
+                  urls=["https://docs.example/a"], reuse_archive=False)
+    assert legacy["replayed"] is True and json.dumps(SEEN) == seen
 
 
 def test_budget_stop_is_visible(core, remote, monkeypatch):
@@ -337,3 +345,36 @@ def test_late_results_after_a_terminal_state_are_not_committed(core, site, how):
     assert {k: v for k, v in after.items() if not k.startswith("evidence/")} == \
         {k: v for k, v in before.items() if not k.startswith("evidence/")}
     assert json.loads((folder / "state.json").read_text())["sources"] == []
+
+
+def test_invalid_fetch_arguments_reserve_nothing(core, site):
+    out = start(core, [site.base + "/docs"], providers=["direct"])
+    rid = out["research_id"]
+    before = snapshot(out["directory"])
+    for bad, match in [({"question_id": "q9"}, "Unknown question: q9"),
+                       ({"urls": ["https://user:pw@example.org/"]}, "credentials"),
+                       ({"urls": ["ftp://example.org/x"]}, "http"),
+                       ({"urls": [site.base + f"/{i}" for i in range(9)]}, "urls"),
+                       ({"max_characters": True}, "max_characters"), ({"provider": "bing"}, "provider"),
+                       ({"operation_id": "../escape"}, "operation_id"), ({"kind": []}, "kind")]:
+        with pytest.raises(BookmarkResearchError, match=match):
+            core("research_fetch", **{"research_id": rid, "operation_id": "f", "question_id": "q1",
+                                      "urls": [site.base + "/docs"], **bad})
+    assert snapshot(out["directory"]) == before and site.hits == []
+
+
+def test_an_archive_failure_keeps_the_provider_outcome(core, site, monkeypatch):
+    from bookmark_research.research import retrieval
+
+    def broken(*args, **kwargs):
+        raise StorageError("cannot write the evidence archive (No space left on device)")
+
+    monkeypatch.setattr(retrieval, "save", broken)
+    rid = start(core, [site.base + "/docs"], providers=["direct"])["research_id"]
+    out = core("research_fetch", research_id=rid, operation_id="f1", question_id="q1", urls=[site.base + "/docs"])
+    assert out["status"] == "error" and out["error_kind"] == "archive_error" and out["sources"] == []
+    assert out["provider_outcome"][0]["result"]["responses"][0]["body"] == PAGE  # the raw response is kept
+    hits = list(site.hits)
+    monkeypatch.undo()
+    assert core("research_fetch", research_id=rid, operation_id="f1", question_id="q1",
+                urls=[site.base + "/docs"])["replayed"] is True and site.hits == hits

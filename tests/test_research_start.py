@@ -189,3 +189,20 @@ def test_frozen_scope_survives_a_resync(core, demo, tmp_path):
     assert after["inventory_ids"] == before["inventory_ids"] and after["source_scope"] == before["source_scope"]
     freshness = core("research_status", research_id=rid)["source_freshness"]
     assert freshness["state"] == "changed" and freshness["requires_review"] is True
+
+
+def test_frozen_provider_lists_and_insufficient_budget_in_the_report(core):
+    from bookmark_research.config.settings import update
+
+    out = start(core, [f"https://example.org/{i}" for i in range(207)], budget={"max_fetch_calls": 12})
+    assert (out["providers"], out["search_fallback_providers"], out["fetch_providers"]) == (
+        ["exa", "parallel"], ["tavily", "jina"], ["exa", "parallel", "jina", "direct"])
+    update({"search.providers": ["tavily"], "fetch.providers": ["direct"]}, allow_credentials=False)
+    again = core("research_status", research_id=out["research_id"])
+    assert again["providers"] == ["exa", "parallel"] and again["fetch_providers"][0] == "exa"
+    core("research_record", research_id=out["research_id"],
+         entry={"kind": "gap", "question_id": "q1", "text": "No budget to read everything"})
+    core("research_finish", research_id=out["research_id"], summary="Stopped early", status="incomplete")
+    report = (core.data_dir / "research" / out["research_id"] / "report.md").read_text()
+    assert "minimum_required=26" in report and "call_shortfall=14" in report
+    assert "The complete scope is retained." in report and "No supported answer recorded." in report

@@ -41,6 +41,7 @@ from bookmark_research.research.ids import check_research_id, operation_file_ste
 
 SCHEMA_VERSION = 2
 BUSY = "Research task is being written by another process; retry shortly"
+LOCK_TIMEOUT = 10.0  # seconds a step waits for another process's read-modify-write
 REGISTRY = "research-locations.json"
 _INVENTORY_CACHE: OrderedDict[str, dict[str, Any]] = OrderedDict()
 _CONTEXT_CACHE: OrderedDict[str, dict[str, Any]] = OrderedDict()
@@ -310,7 +311,7 @@ def open_session(app: App, research_id: str) -> Session:
 
 @contextlib.contextmanager
 def lock(directory: Path) -> Iterator[None]:
-    with file_lock(directory / ".state.json.lock", busy_message=BUSY):
+    with file_lock(directory / ".state.json.lock", timeout=LOCK_TIMEOUT, busy_message=BUSY):
         yield
 
 
