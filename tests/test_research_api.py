@@ -69,6 +69,8 @@ def test_source_text_state_directory_and_lock(core, session):
     assert api.session_directory(core.app, rid) == core.data_dir / "research" / rid
     state = api.read_state(core.app, rid)
     assert [c["id"] for c in state["claims"]] == ["c1", "c2", "c3"]
+    assert [e["id"] for e in state["inventory"]] == state["source_scope"]["selected_inventory_ids"]
+    assert state["inventory"][0]["instance_count"] == 1 and api.report_text(core.app, rid) == ""
     state["claims"].clear()  # a copy: the session is untouched
     assert len(api.read_state(core.app, rid)["claims"]) == 3
     assert api.source_freshness(core.app, rid)["state"] == "not_applicable"

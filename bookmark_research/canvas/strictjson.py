@@ -37,6 +37,14 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_rejec
 
 def load_object(data: bytes, path: str) -> dict[str, Any]:
     """Decode ``data`` (UTF-8, optional BOM) into a JSON object or raise a one-line error naming ``path``."""
+    value = load_value(data, path)
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"{path}: top level must be a JSON object")
+    return value
+
+
+def load_value(data: bytes, path: str) -> Any:
+    """Decode ``data`` (UTF-8, optional BOM) into any JSON value, as strictly as :func:`load_object`."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -51,8 +59,6 @@ def load_object(data: bytes, path: str) -> dict[str, Any]:
         raise InvalidInputError(f"{path}: {exc}") from None
     except RecursionError:
         raise InvalidInputError(f"{path}: JSON nesting is too deep") from None
-    if not isinstance(value, dict):
-        raise InvalidInputError(f"{path}: top level must be a JSON object")
     return value
 
 

@@ -6,6 +6,7 @@ are attached to the root group in ``cli/main.py``. Imports are deferred so a que
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -82,13 +83,22 @@ def read_json_input(path: str, as_json: bool) -> dict[str, Any]:
 
     Strict JSON (duplicate keys and NaN refused); a failure is one line naming the file, exit 1.
     """
-    from bookmark_research.canvas.strictjson import load_object
+    value = read_json_value(path, as_json)
+    if not isinstance(value, dict):
+        _fail(f"{'stdin' if path == '-' else path}: top level must be a JSON object", "invalid_input", as_json)
+    return value
+
+
+def read_json_value(path: str, as_json: bool) -> Any:
+    """Any JSON value (object, list, ...) from a file or stdin (``-``), as strictly as :func:`read_json_input`."""
+    from bookmark_research.canvas.strictjson import load_value
     from bookmark_research.errors import BookmarkResearchError
 
     source = "stdin" if path == "-" else path
     try:
-        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
-        return load_object(data, source)
+        with (open(path, "rb") if path != "-" else contextlib.nullcontext(sys.stdin.buffer)) as fh:
+            data = fh.read()
+        return load_value(data, source)
     except OSError as exc:
         _fail(f"{source}: cannot read ({exc.strerror})", "invalid_input", as_json)
     except BookmarkResearchError as exc:

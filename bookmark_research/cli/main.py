@@ -416,6 +416,10 @@ from bookmark_research.cli.research import research  # noqa: E402  (the research
 
 cli.add_command(research)
 
+from bookmark_research.cli.evaluate import evaluate as _evaluate  # noqa: E402
+
+cli.add_command(_evaluate)
+
 
 def main() -> None:
     _configure_stdio()

@@ -436,6 +436,10 @@ class FetchedPage(Output):
     error: str | None
     error_kind: str | None
     text: str
+    author: str | None = Field(None, description="Author(s) as the page states them")
+    published_at: str | None = Field(None, description="Publication date the page states (YYYY-MM-DD)")
+    site_name: str | None = None
+    language: str | None = Field(None, description="Language tag the page declares (e.g. en, zh-CN)")
     capture_id: str | None
     sha256: str | None
     body_path: str | None

@@ -43,6 +43,9 @@ MODULES: dict[str, tuple[str, ...]] = {
         "research_source", "research_import_evidence", "research_record", "research_coverage", "research_finish",
         "research_report", "research_route",
     ),
+    "bookmark_research.core.evaluation_ops": (
+        "evaluate_research", "evaluation_write_report", "evaluation_run_from_session", "evaluation_save_run_from_session",
+    ),
 }
 
 

@@ -45,6 +45,11 @@ class PageCapture:
     error_kind: str | None = None
     http_status: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # what the page says about itself (extracted metadata); None when unknown
+    author: str | None = None
+    published_at: str | None = None
+    site_name: str | None = None
+    language: str | None = None
 
 
 def _stamp() -> str:

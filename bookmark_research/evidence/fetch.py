@@ -63,7 +63,8 @@ def _page_view(page: PageCapture, provider: str, saved: dict[str, Any] | None) -
             "returned_url": page.returned_url, "title": page.title, "extraction_status": page.extraction_status,
             "content_kind": page.content_kind, "characters": len(page.text), "possibly_truncated": page.possibly_truncated,
             "http_status": page.http_status, "error": page.error, "error_kind": page.error_kind, "text": page.text,
-            "capture_id": None, "sha256": None, "body_path": None}
+            "author": page.author, "published_at": page.published_at, "site_name": page.site_name,
+            "language": page.language, "capture_id": None, "sha256": None, "body_path": None}
     if saved is not None:
         view["capture_id"] = saved["capture_id"]
         match = next((p for p in saved["pages"] if p["requested_url"] == page.requested_url), None)

@@ -24,7 +24,7 @@ import httpx
 from bookmark_research.config.settings import DirectSettings
 from bookmark_research.evidence.archive import PageCapture
 from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError
-from bookmark_research.providers.extract import extract_html
+from bookmark_research.providers.extract import decode_body, extract_html, looks_binary
 
 MAX_REDIRECTS = 5
 
@@ -152,14 +152,21 @@ class DirectFetcher:
             return PageCapture(url, extraction_status="provider_error", content_kind="unknown",
                                error=exc.message, error_kind=exc.kind), record
         content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        charset = response.charset_encoding or "utf-8"
-        text = body.decode(charset, errors="replace") if charset else body.decode("utf-8", errors="replace")
-        record.update(final_url=final, http_status=response.status_code, content_type=content_type, body=text)
+        binary = looks_binary(body)
+        record.update(final_url=final, http_status=response.status_code, content_type=content_type,
+                      body=None if binary else decode_body(body, response.charset_encoding))
+        if binary and (content_type.startswith("text/") or content_type in ("application/xhtml+xml", "")):
+            message = f"direct: the body is binary, not {content_type or 'text'}"
+            return PageCapture(url, final, extraction_status="provider_error", content_kind="unknown", error=message,
+                               error_kind="unsupported_content", http_status=response.status_code), record
+        meta: dict[str, Any] = {}
+        truncated = False
         if content_type in ("text/html", "application/xhtml+xml", ""):
-            extracted = extract_html(body, response.status_code)
+            extracted = extract_html(record["body"], response.status_code, url=final)
             title, page_text, status = extracted.title, extracted.text, extracted.status
+            meta, truncated = extracted.metadata(), extracted.truncated
         elif content_type.startswith("text/"):
-            title, page_text = None, text.strip()
+            title, page_text = None, record["body"].strip()
             status = "not_found" if response.status_code in (404, 410) else "extracted" if page_text else "no_extract"
         else:
             message = f"direct: unsupported content type {content_type}"
@@ -168,7 +175,8 @@ class DirectFetcher:
         if response.status_code >= 400 and status == "extracted":
             status = "not_found" if response.status_code in (404, 410) else "provider_error"
         return PageCapture(url, final, title, page_text[:max_characters], status, "page_text",
-                           len(page_text) > max_characters, http_status=response.status_code), record
+                           truncated or len(page_text) > max_characters, http_status=response.status_code,
+                           **meta), record
 
     def _get(self, url: str) -> tuple[httpx.Response, bytes, str]:
         deadline = time.monotonic() + self.settings.timeout_seconds

@@ -15,7 +15,7 @@ import httpx
 from bookmark_research.config.settings import Settings, credential
 from bookmark_research.evidence.archive import PageCapture
 from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError, classify_http
-from bookmark_research.providers.extract import MIN_CHARACTERS
+from bookmark_research.providers.extract import classify_text
 
 READER = "https://r.jina.ai/"
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -53,13 +53,12 @@ class JinaReader:
                 pages.append(PageCapture(url, extraction_status="provider_error", content_kind="unknown",
                                          error="jina: unrecognised response", error_kind="result_format"))
                 continue
-            text = body.get("content") if isinstance(body.get("content"), str) else ""
-            status = "extracted" if len(text.strip()) >= MIN_CHARACTERS else (
-                "insufficient_content" if text.strip() else "no_extract")
-            pages.append(PageCapture(url, body.get("url") if isinstance(body.get("url"), str) else None,
-                                     body.get("title") if isinstance(body.get("title"), str) else None,
-                                     text[:max_characters], status, "provider_extracted_text",
-                                     len(text) > max_characters))
+            page_url = body.get("url") if isinstance(body.get("url"), str) else None
+            judged = classify_text(body.get("content") if isinstance(body.get("content"), str) else "", page_url or url)
+            text = judged.text
+            title = body.get("title") if isinstance(body.get("title"), str) and body["title"].strip() else judged.title
+            pages.append(PageCapture(url, page_url, title, text[:max_characters], judged.status,
+                                     "provider_extracted_text", judged.truncated or len(text) > max_characters, **judged.metadata()))
         return FetchAttempt(self.name, "reader", {"urls": urls, "max_characters": max_characters}, pages,
                             raw={"responses": raw})
 

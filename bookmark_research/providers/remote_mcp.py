@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from bookmark_research.config.settings import Settings, credential
 from bookmark_research.evidence.archive import PageCapture
 from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError, classify_http
-from bookmark_research.providers.extract import MIN_CHARACTERS
+from bookmark_research.providers.extract import classify_text
 
 ENDPOINTS = {
     "exa": "https://mcp.exa.ai/mcp?tools=web_search_exa,web_fetch_exa",
@@ -259,12 +259,12 @@ class RemoteMCP:
             if row is None:
                 pages.append(PageCapture(url, extraction_status="unrecognized_or_not_returned", content_kind="unknown"))
                 continue
-            text = _text_of(row)
-            status = "extracted" if len(text.strip()) >= MIN_CHARACTERS else (
-                "insufficient_content" if text.strip() else "no_extract")
+            judged = classify_text(_text_of(row), row.get("url") if isinstance(row.get("url"), str) else url)
+            text, status = judged.text, judged.status
             kind = "provider_excerpts" if "excerpts" in row and not row.get("full_content") else "provider_extracted_text"
             if kind == "provider_excerpts":
                 status = "insufficient_content"  # excerpts are not the page
-            pages.append(PageCapture(url, row.get("url"), row.get("title"), text[:max_characters], status, kind,
-                                     len(text) > max_characters))
+            pages.append(PageCapture(url, row.get("url"), row.get("title") or judged.title, text[:max_characters],
+                                     status, kind, judged.truncated or len(text) > max_characters,
+                                     **judged.metadata()))
         return FetchAttempt(self.name, tool, {"urls": urls, "arguments": args}, pages, raw=raw)

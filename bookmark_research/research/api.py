@@ -27,10 +27,29 @@ def session_directory(app: App, research_id: str) -> Path:
 
 
 def read_state(app: App, research_id: str) -> dict[str, Any]:
-    """The verified state: inventory hash and scope checked, receipts materialised (a copy; never saved)."""
+    """The verified state: inventory hash and scope checked, receipts materialised (a copy; never saved).
+
+    As in the reference's state.json, ``inventory`` lists the selected entries in scope order
+    (``id, original_url, retrieval_url, url_kind, instance_count``; the instances stay in inventory.json).
+    """
     session = store.open_session(app, research_id)
-    session.inventory()  # hash, then scope consistency against the frozen inventory
-    return copy.deepcopy(session.state)
+    manifest = session.inventory()  # hash, then scope consistency against the frozen inventory
+    state = copy.deepcopy(session.state)
+    entries = {e["id"]: e for e in manifest["entries"]}
+    state["inventory"] = [{"id": i, "original_url": entries[i]["original_url"],
+                           "retrieval_url": entries[i]["retrieval_url"], "url_kind": entries[i]["url_kind"],
+                           "instance_count": len(entries[i]["instances"])}
+                          for i in state["source_scope"]["selected_inventory_ids"]]
+    return state
+
+
+def report_text(app: App, research_id: str) -> str:
+    """The finished session's report.md ("" before the first finish); read inside the session folder."""
+    session = store.open_session(app, research_id)
+    relative = (session.state.get("artifacts") or {}).get("report")
+    if not relative:
+        return ""
+    return store.read_regular(session.path(relative), "report.md").decode("utf-8")
 
 
 @contextmanager
