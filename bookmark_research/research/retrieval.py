@@ -401,7 +401,9 @@ def fetch(app: App, p: Any) -> dict[str, Any]:
                     sha256=info["sha256"], characters=info["characters"],
                     body_file=f"evidence/pages/{info['sha256']}.txt" if text_ok else None,
                     manifest_file=f"{capture}/manifest.json", response_file=f"{capture}/response.json",
-                    http_status=page.http_status, error=page.error, error_kind=page.error_kind, archive_reuse=None)))
+                    http_status=page.http_status, error=page.error, error_kind=page.error_kind, archive_reuse=None,
+                    published_at=getattr(page, "published_at", None), author=getattr(page, "author", None),
+                    site_name=getattr(page, "site_name", None), language=getattr(page, "language", None))))
         return out
 
     def build(s: Session, new: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
