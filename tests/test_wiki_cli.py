@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bookmark_research.mcp.server import build_server
-from tests.conftest import mcp_call, mcp_payload
+from bookmark_research.config import settings
+from tests.conftest import mcp_call, mcp_payload, run_cli
 from tests.wiki_support import Lab, lab, tree  # noqa: F401
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def wiki_cli(lab: Lab, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BOOKMARK_RESEARCH_")
-           or k == "BOOKMARK_RESEARCH_CONFIG"}
-    env["BOOKMARK_RESEARCH_DATA_DIR"] = str(lab.core.data_dir)
-    return subprocess.run([sys.executable, "-m", "tests.wiki_cli_runner", "wiki", *args], capture_output=True,
-                          text=True, env=env, input=input, timeout=120, cwd=REPO)
+    return run_cli("wiki", *args, data_dir=lab.core.data_dir, input=input)
 
 
 def wiki_json(lab: Lab, *args: str, expect: int = 0) -> dict[str, Any]:
@@ -59,7 +52,7 @@ def test_cli_write_get_list_search_lint_open(lab: Lab, tmp_path: Path) -> None:
 
 def test_cli_lint_exits_1_with_a_table_on_errors(lab: Lab) -> None:
     lab.write("sessions")
-    lab.fake.retract(lab.rid, lab.cid)
+    lab.retract(lab.rid, lab.cid)
     proc = wiki_cli(lab, "lint")
     assert proc.returncode == 1
     assert "SEVERITY" in proc.stdout and "invalid_evidence" in proc.stdout and "retracted claim" in proc.stdout
@@ -68,24 +61,26 @@ def test_cli_lint_exits_1_with_a_table_on_errors(lab: Lab) -> None:
 
 def test_cli_acknowledge(lab: Lab) -> None:
     lab.write("sessions")
-    lab.fake.resync(lab.rid, "v2")
+    lab.resync("A new bookmark")
     assert wiki_json(lab, "get", "sessions")["validation"]["status"] == "needs_review"
     out = wiki_json(lab, "ack", "sessions", "--note", "Reviewed the re-sync")
     assert out["revision"] == 2 and out["acknowledged_note"] == "Reviewed the re-sync"
     assert wiki_json(lab, "get", "sessions")["validation"]["status"] == "current"
 
 
-@pytest.mark.parametrize("args,message", [
-    (("get", "../x"), "page_id"),
-    (("get", "nothing"), "Unknown Wiki page or revision"),
-    (("write", "sessions", "--file", "/nonexistent.json"), "cannot read"),
-    (("search", " "), "query"),
-    (("get", "sessions", "--revision", "0"), "revision"),
+@pytest.mark.parametrize("args,message,code", [
+    (("get", "../x"), "page_id", 2),
+    (("get", "nothing"), "Unknown Wiki page or revision", 1),
+    (("write", "sessions", "--file", "/nonexistent.json"), "cannot read", 1),
+    (("search", " "), "query", 2),
+    (("get", "sessions", "--revision", "0"), "revision", 2),
 ])
-def test_cli_errors_are_one_line_and_exit_1(lab: Lab, args: tuple[str, ...], message: str) -> None:
+def test_cli_errors_are_one_line(lab: Lab, args: tuple[str, ...], message: str, code: int) -> None:
+    """Refused option values are usage errors (exit 2); other failures exit 1. Nothing changes."""
+    lab.write("sessions")
     before = tree(lab.wiki)
     proc = wiki_cli(lab, *args)
-    assert proc.returncode == 1 and message in proc.stderr
+    assert proc.returncode == code and message in proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert tree(lab.wiki) == before
 
@@ -99,6 +94,9 @@ def test_cli_write_refuses_bad_json_and_a_missing_change_note(lab: Lab, tmp_path
     good.write_text(json.dumps(lab.page()))
     proc = wiki_cli(lab, "write", "sessions", "--file", str(good))
     assert proc.returncode == 1 and "change_note" in proc.stderr
+    bad.write_text(json.dumps({"page": {**lab.page(), "kind": "essay"}, "change_note": "x"}))
+    proc = wiki_cli(lab, "write", "sessions", "--file", str(bad))
+    assert proc.returncode == 1 and "page.kind" in proc.stderr  # bad file content: exit 1, not 2
     assert not lab.wiki.exists()
 
 
@@ -139,11 +137,13 @@ def test_mcp_tool_schemas_are_closed(lab: Lab) -> None:
 
 
 def test_mcp_follows_the_wiki_directory_setting(lab: Lab, tmp_path: Path) -> None:
+    """A long-running server re-reads wiki.directory on every call (changed from a terminal)."""
     server = build_server(lab.core.app)
     other = str(tmp_path / "other-wiki")
-    first, _, second, _, third = mcp_call(server, [
-        ("wiki_list", {}), ("update_settings", {"changes": {"wiki.directory": other}}), ("wiki_list", {}),
-        ("update_settings", {"changes": {"wiki.directory": None}}), ("wiki_list", {})])
-    assert first.structured_content["directory"] == str(lab.wiki)
-    assert second.structured_content["directory"] == other
-    assert third.structured_content["directory"] == str(lab.wiki)
+    seen = []
+    for value in (None, other, None):
+        settings.update({"wiki.directory": value}, terminal=True)
+        seen.append(mcp_call(server, [("wiki_list", {})])[0].structured_content["directory"])
+    assert seen == [str(lab.wiki), other, str(lab.wiki)]
+    refused = mcp_call(server, [("update_settings", {"changes": {"wiki.directory": other}})])[0]
+    assert refused.is_error and "terminal" in mcp_payload(refused)["error"]

@@ -100,7 +100,7 @@ def test_current_view_missing_or_stale(lab: Lab) -> None:
 
 def test_an_edited_evidence_copy_is_an_error(lab: Lab) -> None:
     lab.write("sessions")
-    copy = lab.wiki / "evidence" / lab.rid / "sources/s1/body.txt"
+    copy = lab.copy(lab.rid, lab.sid)
     copy.write_text("changed")
     lint = lab("wiki_lint")
     assert lint["status"] == "error" and "copy of saved evidence changed" in lint["issues"][0]["message"]
@@ -136,7 +136,7 @@ def test_every_relative_link_in_every_rendered_file_resolves(lab: Lab) -> None:
 
 def test_broken_relative_links_are_found_by_parsing(lab: Lab) -> None:
     out = lab.write("sessions")
-    (lab.wiki / "evidence" / lab.rid / "sources/s1/manifest.json").unlink()
+    lab.copy(lab.rid, lab.sid, "manifest_file").unlink()
     view = Path(out["artifacts"]["view_file"])
     lint = lab("wiki_lint")
     broken = _issues(lint, "broken_relative_link")

@@ -19,13 +19,13 @@ def _codes(result: dict) -> list[str]:
 def test_evidence_changes_make_the_page_stale_and_hide_it_from_search(lab: Lab, change: str) -> None:
     lab.write("sessions")
     if change == "reject":
-        lab.fake.review(lab.rid, lab.sid, "rejected")
+        lab.review(lab.rid, lab.sid, "rejected")
     elif change == "retract":
-        lab.fake.retract(lab.rid, lab.cid)
+        lab.retract(lab.rid, lab.cid)
     elif change == "edit body":
-        lab.fake.edit_body(lab.rid, lab.sid, "The page now says something else.")
+        lab.edit_body(lab.rid, lab.sid, "The page now says something else.")
     else:
-        lab.fake.review(lab.rid, lab.sid, "accepted", text="Re-read; still fine")
+        lab.review(lab.rid, lab.sid, "accepted", text="Re-read; still fine")
     page = lab("wiki_get", page_id="sessions")
     found = lab("wiki_search", query="可恢复")
     if change == "review wording only":  # review text is not substantive evidence
@@ -38,8 +38,8 @@ def test_evidence_changes_make_the_page_stale_and_hide_it_from_search(lab: Lab, 
 
 def test_a_changed_artifact_hash_makes_the_page_stale(lab: Lab) -> None:
     lab.write("sessions")
-    manifest = lab.fake.root / lab.rid / "sources/s1/manifest.json"
-    manifest.write_text('{"url": "https://elsewhere.example"}')
+    response = lab.artifact(lab.rid, lab.sid, "response_file")
+    response.write_text(response.read_text() + " ")
     page = lab("wiki_get", page_id="sessions")
     assert page["validation"]["status"] == "stale"
     assert "changed since this revision" in page["validation"]["issues"][0]["message"]
@@ -91,7 +91,7 @@ def test_a_missing_linked_revision_file_is_an_error(lab: Lab) -> None:
 
 def test_changed_input_needs_review_then_reviewed_input_version_makes_it_current(lab: Lab) -> None:
     lab.write("sessions")
-    lab.fake.resync(lab.rid, "v2")
+    v2 = lab.resync("A new bookmark")
     page = lab("wiki_get", page_id="sessions")
     assert page["validation"]["status"] == "needs_review" and _codes(page) == ["source_input_changed"]
     assert lab("wiki_lint")["status"] == "ok"
@@ -99,15 +99,15 @@ def test_changed_input_needs_review_then_reviewed_input_version_makes_it_current
     assert found["total"] == 1 and found["results"][0]["validation"]["status"] == "needs_review"
     with pytest.raises(BookmarkResearchError, match="reviewed_input_version does not match"):
         lab.write("sessions", expected_revision=1, reviewed_input_version="0" * 64)
-    out = lab.write("sessions", expected_revision=1, reviewed_input_version="v2")
+    out = lab.write("sessions", expected_revision=1, reviewed_input_version=v2)
     assert out["revision"] == 2 and [(a["research_id"], a["input_version"]) for a in out["acknowledged"]] == \
-        [(lab.rid, "v2")]
+        [(lab.rid, v2)]
     assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "current"
 
 
 def test_acknowledge_carry_forward_and_reopen(lab: Lab) -> None:
     lab.write("sessions")
-    lab.fake.resync(lab.rid, "v2")
+    v2 = lab.resync("A new bookmark")
     acked = lab("wiki_acknowledge", page_id="sessions", note="Re-read the re-synced bookmarks")
     assert acked["revision"] == 2 and acked["acknowledged_note"] == "Re-read the re-synced bookmarks"
     page = lab("wiki_get", page_id="sessions")
@@ -119,17 +119,17 @@ def test_acknowledge_carry_forward_and_reopen(lab: Lab) -> None:
     assert page["change_note"].startswith("Reviewed against the current input: ")
     # a wording edit carries the acknowledgement forward
     edited = lab.write("sessions", lab.page(text="Sessions 可恢复 after any crash."), "Wording", expected_revision=2)
-    assert [a["input_version"] for a in edited["acknowledged"]] == ["v2"]
+    assert [a["input_version"] for a in edited["acknowledged"]] == [v2]
     assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "current"
     # a further change of the input reopens the review
-    lab.fake.resync(lab.rid, "v3")
+    lab.resync("Yet another bookmark")
     assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "needs_review"
     assert lab.write("sessions", expected_revision=3)["acknowledged"] == []
 
 
 def test_removed_input_stays_needs_review_after_acknowledging(lab: Lab) -> None:
     lab.write("sessions")
-    lab.fake.remove_input(lab.rid)
+    lab.remove_input()
     page = lab("wiki_get", page_id="sessions")
     assert page["validation"]["status"] == "needs_review" and _codes(page) == ["source_input_unavailable"]
     assert lab("wiki_acknowledge", page_id="sessions", note="Looked")["revision"] == 2
@@ -138,8 +138,9 @@ def test_removed_input_stays_needs_review_after_acknowledging(lab: Lab) -> None:
 
 def test_acknowledge_refuses_invalid_evidence(lab: Lab) -> None:
     lab.write("sessions")
-    lab.fake.resync(lab.rid, "v2")
-    (lab.fake.root / lab.rid / "sources/s1/manifest.json").write_text("{}")
+    lab.resync("A new bookmark")
+    response = lab.artifact(lab.rid, lab.sid, "response_file")
+    response.write_text(response.read_text() + " ")
     before = lab.tree()
     with pytest.raises(BookmarkResearchError, match="invalid evidence"):
         lab("wiki_acknowledge", page_id="sessions", note="Looked")
@@ -151,7 +152,8 @@ def test_acknowledge_checks_again_inside_the_lock(lab: Lab, monkeypatch: pytest.
     from bookmark_research.wiki import write
 
     lab.write("sessions")
-    lab.fake.resync(lab.rid, "v2")
+    lab.resync("A new bookmark")
+    response = lab.artifact(lab.rid, lab.sid, "response_file")
     real = write.Evidence.require
     calls = []
 
@@ -159,7 +161,7 @@ def test_acknowledge_checks_again_inside_the_lock(lab: Lab, monkeypatch: pytest.
         calls.append(1)
         out = real(self, refs)
         if len(calls) == 1:
-            (lab.fake.root / lab.rid / "sources/s1/manifest.json").write_text("{}")
+            response.write_text(response.read_text() + " ")
         return out
 
     monkeypatch.setattr(write.Evidence, "require", require)
@@ -169,15 +171,14 @@ def test_acknowledge_checks_again_inside_the_lock(lab: Lab, monkeypatch: pytest.
 
 
 def test_carry_forward_drops_acknowledgements_of_sessions_no_longer_cited(lab: Lab) -> None:
-    other = lab.fake.session(indexed=True)
-    sid = lab.fake.source(other, "Another page about sessions.")
-    cid = lab.fake.claim(other, sid, "Another page")
+    other = lab.session()
+    sid = lab.source(other, "Another page about sessions.")
+    cid = lab.claim(other, sid, "Another page")
     lab.write("sessions", lab.page(claims=[lab.ref(), lab.ref(cid, other)]))
-    lab.fake.resync(other, "w2")
-    lab.fake.resync(lab.rid, "v2")
+    lab.resync("A new bookmark")  # both sessions froze the same source
     out = lab("wiki_acknowledge", page_id="sessions", note="Both reviewed")
     assert sorted(a["research_id"] for a in out["acknowledged"]) == sorted([lab.rid, other])
-    out = lab.write("sessions", expected_revision=2)
+    out = lab.write("sessions", expected_revision=2)  # no longer cites the other session
     assert [a["research_id"] for a in out["acknowledged"]] == [lab.rid]
     record = json.loads(Path(out["artifacts"]["record_file"]).read_text())
     assert record["acknowledged"] == out["acknowledged"]
@@ -190,20 +191,21 @@ def test_remembered_checks_notice_every_change(lab: Lab, monkeypatch: pytest.Mon
     monkeypatch.setattr(cache, "SETTLE_SECONDS", -1.0)  # trust files at once (normally: settled for 2 s)
     cache.clear()
     calls: list[str] = []
-    real = lab.fake.claim_evidence
-    monkeypatch.setattr(lab.fake, "claim_evidence", lambda app, rid, cid: calls.append(cid) or real(app, rid, cid))
+    from bookmark_research.research import api
+
+    real = api.claim_evidence
+    monkeypatch.setattr(api, "claim_evidence", lambda app, rid, cid: calls.append(cid) or real(app, rid, cid))
     out = lab.write("sessions")
     calls.clear()
     assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "current"
     assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "current"
     assert len(calls) <= 1  # the second read reuses the first one's check
-    lab.fake.edit_body(lab.rid, lab.sid, (lab.fake.root / lab.rid / "sources/s1/body.txt").read_text()
-                       .replace("Research", "Reseerch"))  # same size, same folder: only the file changed
+    body = lab.artifact(lab.rid, lab.sid)
+    lab.edit_body(lab.rid, lab.sid, body.read_text().replace("Research", "Reseerch"))  # same size: only the file
     assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "stale"
-    lab.fake.edit_body(lab.rid, lab.sid, (lab.fake.root / lab.rid / "sources/s1/body.txt").read_text()
-                       .replace("Reseerch", "Research"))
+    lab.edit_body(lab.rid, lab.sid, body.read_text().replace("Reseerch", "Research"))
     assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "current"
-    lab.fake.retract(lab.rid, lab.cid)
+    lab.retract(lab.rid, lab.cid)
     assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "stale"
     record = Path(out["artifacts"]["record_file"])
     record.write_text(record.read_text().replace("Reusable", "Rewired!"))

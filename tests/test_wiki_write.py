@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bookmark_research import atomic
+from bookmark_research.config import settings
 from bookmark_research.errors import BookmarkResearchError, ConflictError, StorageError
 from bookmark_research.wiki import store as wiki_store
 from tests.wiki_support import QUOTE, Lab, lab, tree  # noqa: F401
@@ -17,23 +18,26 @@ from tests.wiki_support import QUOTE, Lab, lab, tree  # noqa: F401
 # --- gating by evidence (reference scenarios 1-3, 9) ------------------------------------------
 
 
-@pytest.mark.parametrize("verdict", ["unreviewed", "uncertain", "rejected"])
-def test_a_source_without_an_accepted_review_refuses_the_write(lab: Lab, verdict: str) -> None:
-    lab.fake.review(lab.rid, lab.sid, verdict)
-    with pytest.raises(BookmarkResearchError, match="accepted source review: s1"):
-        lab.write("sessions")
+@pytest.mark.parametrize("verdict", [None, "uncertain", "rejected"])
+def test_a_source_without_an_accepted_review_refuses_the_write(lab: Lab, verdict: str | None) -> None:
+    sid = lab.source(lab.rid, "Another page: sessions may be resumed.", verdict=None, url="https://example.com/b")
+    cid = lab.claim(lab.rid, sid, "sessions may be resumed")
+    if verdict is not None:
+        lab.review(lab.rid, sid, verdict)
+    with pytest.raises(BookmarkResearchError, match=f"accepted source review: {sid}"):
+        lab.write("sessions", lab.page(claims=[lab.ref(cid)]))
     assert not lab.wiki.exists()
 
 
 def test_a_retracted_claim_refuses_the_write(lab: Lab) -> None:
-    lab.fake.retract(lab.rid, lab.cid)
+    lab.retract(lab.rid, lab.cid)
     with pytest.raises(BookmarkResearchError, match="retracted claim: c1"):
         lab.write("sessions")
     assert not lab.wiki.exists()
 
 
 def test_a_quote_whose_saved_text_was_edited_refuses_the_write(lab: Lab) -> None:
-    lab.fake.edit_body(lab.rid, lab.sid, "Something else entirely.")
+    lab.edit_body(lab.rid, lab.sid, "Something else entirely.")
     with pytest.raises(BookmarkResearchError, match="no longer matches saved evidence"):
         lab.write("sessions")
     assert not lab.wiki.exists()
@@ -42,7 +46,7 @@ def test_a_quote_whose_saved_text_was_edited_refuses_the_write(lab: Lab) -> None
 def test_unknown_claims_and_sessions_refuse_the_write(lab: Lab) -> None:
     with pytest.raises(BookmarkResearchError, match="Unknown claim: c9"):
         lab.write("sessions", lab.page(claims=[lab.ref("c9")]))
-    with pytest.raises(BookmarkResearchError, match="Unknown research session"):
+    with pytest.raises(BookmarkResearchError, match="r-00000000000000ff"):
         lab.write("sessions", lab.page(claims=[lab.ref(rid="r-00000000000000ff")]))
     assert not lab.wiki.exists()
 
@@ -55,26 +59,30 @@ def test_an_accepted_active_claim_is_written_with_its_evidence_snapshot(lab: Lab
     page = lab("wiki_get", page_id="sessions")
     cite = page["evidence"][0]["citations"][0]
     assert (cite["quote"], cite["source_id"], page["evidence"][0]["research_id"]) == (QUOTE, "s1", lab.rid)
-    assert cite["inventory_ids"] == ["u1"] and cite["bookmark_refs"] == [{"item_id": "b1"}]
+    assert cite["inventory_ids"] and cite["inventory_ids"][0].startswith("u-")
+    assert cite["bookmark_refs"] and cite["bookmark_refs"][0]["source_id"] == "demo"
     assert cite["span"] == {"start": 0, "end": len(QUOTE)} and cite["artifact_sha256"]["body_file"]
     assert Path(cite["body_file"]).is_absolute()  # resolved for verified evidence in the returned view
     assert page["validation"]["status"] == "current"
     lint = lab("wiki_lint")
     assert (lint["status"], lint["semantic_support"]) == ("ok", "not_scored")
     record = json.loads(Path(out["artifacts"]["record_file"]).read_text())
-    assert record["evidence"][0]["citations"][0]["body_file"] == "sources/s1/body.txt"  # stored relative
-    copy = lab.wiki / "evidence" / lab.rid / "sources/s1/body.txt"
-    assert copy.read_text().startswith("Research sessions can be resumed")
+    stored = record["evidence"][0]["citations"][0]["body_file"]
+    assert not stored.startswith("/") and (lab.folder(lab.rid) / stored).is_file()  # stored relative
+    assert lab.copy(lab.rid, lab.sid).read_text().startswith("Research sessions can be resumed")
 
 
 def test_external_report_evidence_is_marked_secondary(lab: Lab) -> None:
-    sid = lab.fake.source(lab.rid, "An outside report says sessions resume.", provenance="external_report")
-    cid = lab.fake.claim(lab.rid, sid, "sessions resume")
+    sid = lab.source(lab.rid, "An outside report says sessions resume.", kind="external_report",
+                     url="outside-report-1")
+    cid = lab.claim(lab.rid, sid, "sessions resume")
+    sources = len(lab("research_status", research_id=lab.rid, section="sources")["items"])
     out = lab.write("report", lab.page(claims=[lab.ref(cid)]))
     page = lab("wiki_get", page_id="report")
     assert len(page["evidence"][0]["citations"]) == 1
-    assert page["evidence"][0]["citations"][0]["provenance"] == "external_report"
+    assert page["evidence"][0]["citations"][0]["provenance"]["kind"] == "external_report"
     assert "Secondary evidence" in Path(out["artifacts"]["markdown_file"]).read_text()
+    assert len(lab("research_status", research_id=lab.rid, section="sources")["items"]) == sources
 
 
 # --- page shape (scenarios 4-7 and the bad-input list) ---------------------------------
@@ -288,7 +296,7 @@ def test_a_symlink_inside_the_wiki_is_refused(lab: Lab, tmp_path: Path, where: s
 
 
 def test_a_wiki_directory_inside_a_canvas_package_is_refused(lab: Lab, demo: Path) -> None:
-    lab("update_settings", changes={"wiki.directory": str(demo / "wiki")})
+    settings.update({"wiki.directory": str(demo / "wiki")}, terminal=True)
     with pytest.raises(BookmarkResearchError, match="outside canvas package"):
         lab.write("sessions")
     assert not (demo / "wiki").exists()
@@ -296,11 +304,11 @@ def test_a_wiki_directory_inside_a_canvas_package_is_refused(lab: Lab, demo: Pat
 
 def test_the_wiki_directory_follows_the_settings(lab: Lab, tmp_path: Path) -> None:
     other = tmp_path / "elsewhere"
-    lab("update_settings", changes={"wiki.directory": str(other)})
+    settings.update({"wiki.directory": str(other)}, terminal=True)
     out = lab.write("sessions")
     assert out["directory"] == str(other) and (other / "index.json").is_file()
     assert lab("wiki_list")["directory"] == str(other)
-    lab("update_settings", changes={"wiki.directory": None})
+    settings.update({"wiki.directory": None}, terminal=True)
     assert lab("wiki_list")["directory"] == str(lab.wiki) and lab("wiki_list")["total"] == 0
 
 

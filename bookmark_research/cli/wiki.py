@@ -111,7 +111,7 @@ def write_cmd(ctx: click.Context, page_id: str, path: str, change_note: str | No
     if "change_note" not in arguments:
         _fail("wiki write: change_note: give --change-note or a change_note key in the file", "invalid_input",
               as_json)
-    invoke(ctx, "wiki_write", arguments, as_json, _written)
+    invoke(ctx, "wiki_write", arguments, as_json, _written, from_file=True)
 
 
 @wiki.command("ack")

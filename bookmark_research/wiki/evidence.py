@@ -93,6 +93,19 @@ class Evidence:
         self.app = app
         self._claims: dict[tuple[str, str], ClaimCheck] = {}
         self._freshness: dict[str, dict[str, Any]] = {}
+        self._folders: dict[str, Path | BookmarkResearchError] = {}
+
+    def folder(self, research_id: str) -> Path:
+        """The session's folder (asked once per operation); raises as the research API does."""
+        if research_id not in self._folders:
+            try:
+                self._folders[research_id] = Path(research_api().session_directory(self.app, research_id))
+            except BookmarkResearchError as exc:
+                self._folders[research_id] = exc
+        found = self._folders[research_id]
+        if isinstance(found, BookmarkResearchError):
+            raise found
+        return found
 
     def check(self, research_id: str, claim_id: str) -> ClaimCheck:
         key = (research_id, claim_id)
@@ -103,7 +116,7 @@ class Evidence:
     def _check(self, research_id: str, claim_id: str) -> ClaimCheck:
         api = research_api()
         try:
-            folder = Path(api.session_directory(self.app, research_id))
+            folder = self.folder(research_id)
         except BookmarkResearchError as exc:
             return ClaimCheck(None, exc.message)
         memo_key = (str(folder), claim_id)
@@ -164,7 +177,7 @@ class Evidence:
         parts = rel.split("/")
         if rel.startswith("/") or "\\" in rel or any(p in ("", ".", "..") for p in parts):
             raise StorageError(f"Wiki citation artifact path leaves its session: {rel}")
-        folder = Path(research_api().session_directory(self.app, research_id))
+        folder = self.folder(research_id)
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
             fd = os.open(folder.joinpath(*parts), flags)

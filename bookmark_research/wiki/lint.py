@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from bookmark_research.errors import BookmarkResearchError
-from bookmark_research.wiki import render
+from bookmark_research.wiki import cache, render
 from bookmark_research.wiki.cache import Outlines
 from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
 from bookmark_research.wiki.markdown import outline
@@ -40,6 +40,7 @@ class _Files:
         self.cache = Outlines(wiki.root)
         self.cache.preload()
         self.parsed: dict[str, Any] = {}  # outlines parsed in this run, saved for the next one
+        self._exists: dict[str, bool] = {}
 
     def outline(self, rel: str) -> tuple[set[str], list[tuple[str, int]]] | None:
         """Heading anchors and links of a rendered file (parsed, or remembered by content hash)."""
@@ -64,10 +65,12 @@ class _Files:
         self.cache.close()
 
     def exists(self, rel: str) -> bool:
-        try:
-            return self.wiki.path(rel).is_file()
-        except BookmarkResearchError:
-            return False
+        if rel not in self._exists:
+            try:
+                self._exists[rel] = self.wiki.path(rel).is_file()
+            except BookmarkResearchError:
+                self._exists[rel] = False
+        return self._exists[rel]
 
     def broken_links(self, rel: str) -> list[tuple[str, int, str]]:
         """``(href, line, reason)`` for each relative link in ``rel`` that does not resolve."""
@@ -104,8 +107,13 @@ def _title_key(title: str) -> str:
     return " ".join("".join(ch if ch.isalnum() else " " for ch in text).split())
 
 
-def prose_links(page: dict[str, Any]) -> list[dict[str, str]]:
-    return markdown_links([section["text"] for section in page["sections"]], strict=False)
+def prose_links(record: dict[str, Any], sha: str) -> list[dict[str, str]]:
+    """Links written in a record's section text (remembered by the record's hash: a pure function)."""
+    found = cache.RECORD_INPUTS.get(("prose", sha), ("content",))
+    if found is None:
+        found = markdown_links([section["text"] for section in record["page"]["sections"]], strict=False)
+        cache.RECORD_INPUTS.put(("prose", sha), ("content",), found)
+    return found
 
 
 def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any], index: dict[str, Any],
@@ -120,7 +128,8 @@ def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any]
     record = chain[0][1]
     issues += record_issues(wiki, record, index, evidence, pointer["sha256"])
     pages = index["pages"]
-    for link in prose_links(record["page"]):
+    links = prose_links(record, pointer["sha256"])
+    for link in links:
         if link["kind"] == "page":
             if link["target"] not in pages:
                 issues.append(issue("broken_prose_link", "error",
@@ -160,7 +169,7 @@ def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any]
                         copies[copy] = None
                 if copies[copy] is not None and copies[copy] != digest:
                     issues.append(issue("artifact_error", "error", f"Wiki copy of saved evidence changed: {copy}"))
-    prose_targets = {render.view_file(link["target"]) for link in prose_links(record["page"])
+    prose_targets = {render.view_file(link["target"]) for link in links
                      if link["kind"] == "page" and link["target"] not in pages}
     rendered = [p["markdown_file"] for p, _ in chain] + ([view] if files.exists(view) else [])
     for rel in rendered:
@@ -208,7 +217,7 @@ def _across_pages(records: dict[str, dict[str, Any]], pages: dict[str, Any]) -> 
     inbound: dict[str, set[str]] = {pid: set() for pid in pages}
     for pid, record in records.items():
         targets = {link["page_id"] for link in record["resolved_links"]}
-        targets |= {link["target"] for link in prose_links(record["page"]) if link["kind"] == "page"}
+        targets |= {link["target"] for link in prose_links(record, pages[pid]["sha256"]) if link["kind"] == "page"}
         for target in targets - {pid}:
             if target in inbound:
                 inbound[target].add(pid)

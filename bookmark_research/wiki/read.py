@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from bookmark_research.errors import BookmarkResearchError, NotFoundError
-from bookmark_research.wiki.evidence import ARTIFACTS, Evidence, research_api
+from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
 from bookmark_research.wiki.store import Wiki
 from bookmark_research.wiki.validation import record_issues, validation
 from bookmark_research.wiki.write import artifacts
@@ -25,7 +25,7 @@ def get_page(app: Any, page_id: str, revision: int | None = None) -> dict[str, A
         if evidence.check(snap["research_id"], snap["claim_id"]).error is not None:
             continue
         try:
-            folder = research_api().session_directory(app, snap["research_id"])
+            folder = evidence.folder(snap["research_id"])
         except BookmarkResearchError:
             continue
         for cite in snap["citations"]:

@@ -133,7 +133,9 @@ def _citation(cite: dict[str, Any], research_id: str, base: str) -> list[str]:
     inventory = cite.get("inventory_ids") or []
     lines += [f"Inventory IDs: {escape(', '.join(map(str, inventory)))}" if inventory
               else "Not associated with a frozen inventory", ""]
-    if cite.get("provenance") == "external_report":
+    provenance = cite.get("provenance")
+    kind = provenance.get("kind") if isinstance(provenance, dict) else provenance
+    if kind == "external_report" or cite.get("evidence_kind") == "external_report":
         lines += ["Secondary evidence: an external report. Pages cited by that report have not been read by "
                   "importing it.", ""]
     for quote_line in (cite.get("quote") or "").splitlines() or [""]:

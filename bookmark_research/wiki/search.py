@@ -26,7 +26,6 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh import query as wq
 from whoosh.analysis import LowercaseFilter, StemFilter, Token, Tokenizer
 from whoosh.fields import ID, STORED, TEXT, Schema
-from whoosh.highlight import ContextFragmenter, Formatter, get_text
 from whoosh.scoring import BM25F
 
 from bookmark_research.locks import file_lock
@@ -139,13 +138,40 @@ def index_digest(wiki: Wiki) -> str:
 
 
 def _storage(folder: Any) -> Any:
-    """Whoosh file storage without memory maps: a segment file truncated under a long-running server
-    then fails a read (and the index is rebuilt) instead of crashing the process with SIGBUS."""
-    return FileStorage(str(folder), supports_mmap=False)
+    return FileStorage(str(folder))
 
 
-#: Open indexes per wiki folder: (build id, index, searcher), reused while that build is on disk.
-_OPEN: dict[str, tuple[str, Any, Any]] = {}
+def _files(folder: Any) -> dict[str, int]:
+    """Sizes of the index's files. Segment files are memory-mapped and never change once written, so a
+    file that shrank was damaged from outside: the searcher is reopened (never read past the new end,
+    which would kill the process with SIGBUS) and the damage then surfaces as an error and a rebuild."""
+    try:
+        return {e.name: e.stat().st_size for e in os.scandir(folder) if e.is_file()}
+    except OSError:
+        return {}
+
+
+def tiered_merge(writer: Any, segments: list[Any]) -> list[Any]:
+    """Merge policy: segments are grouped by size (1-9 documents, 10-99, ...); when ten share a group
+    they are merged into one. Each document is rewritten about once per power of ten, so a write's
+    cost stays small on average and the index keeps a few segments per size."""
+    from whoosh.reading import SegmentReader
+
+    groups: dict[int, list[Any]] = {}
+    for segment in segments:
+        groups.setdefault(len(str(max(1, segment.doc_count_all()))), []).append(segment)
+    keep = []
+    for group in groups.values():
+        if len(group) >= 10:
+            for segment in group:
+                writer.add_reader(SegmentReader(writer.storage, writer.schema, segment))
+        else:
+            keep += group
+    return keep
+
+
+#: Open indexes per wiki folder: (build id, index, searcher, file sizes), reused while that build is on disk.
+_OPEN: dict[str, tuple[str, Any, Any, dict[str, int]]] = {}
 _MAX_OPEN = 4
 
 
@@ -155,22 +181,26 @@ def _open(wiki: Wiki, state: dict[str, Any]) -> Any | None:
         return None
     key = str(wiki.root)
     cached = _OPEN.get(key)
+    folder = wiki.path(FOLDER)
     if cached is not None and cached[0] == state["build"]:
-        return cached[1]
+        now = _files(folder)
+        if all(now.get(name, size) >= size for name, size in cached[3].items()):
+            return cached[1]
+    _forget(wiki)
     try:
-        ix = _storage(wiki.path(FOLDER)).open_index()
+        files = _files(folder)
+        ix = _storage(folder).open_index()
         searcher = ix.searcher(weighting=BM25F())
         searcher.doc_count()
     except Exception:
         return None
-    _forget(wiki)
     while len(_OPEN) >= _MAX_OPEN:  # keep a few wikis open (a server normally has one)
         _close(_OPEN.pop(next(iter(_OPEN))))
-    _OPEN[key] = (state["build"], ix, searcher)
+    _OPEN[key] = (state["build"], ix, searcher, files)
     return ix
 
 
-def _close(entry: tuple[str, Any, Any]) -> None:
+def _close(entry: tuple[str, Any, Any, dict[str, int]]) -> None:
     try:
         entry[2].close()
     except Exception:
@@ -190,10 +220,11 @@ def _close_all() -> None:
 
 
 def _searcher(wiki: Wiki) -> Any:
-    build, ix, searcher = _OPEN[str(wiki.root)]
+    build, ix, searcher, files = _OPEN[str(wiki.root)]
     if not searcher.up_to_date():
+        files = _files(wiki.path(FOLDER))
         searcher = searcher.refresh()
-        _OPEN[str(wiki.root)] = (build, ix, searcher)
+        _OPEN[str(wiki.root)] = (build, ix, searcher, files)
     return searcher
 
 
@@ -243,7 +274,7 @@ def _sync(wiki: Wiki, ix: Any, state: dict[str, Any]) -> None:
                 writer.update_document(**document(page_id, pointer, wiki.read_record(page_id, pointer)))
             except Exception:
                 writer.delete_by_term("page_id", page_id)
-    writer.commit()
+    writer.commit(mergetype=tiered_merge)
     _write_state(wiki.path(FOLDER), state["build"], digest)
 
 
@@ -274,8 +305,11 @@ def index_page(wiki: Wiki, old_digest: str, new_digest: str, page_id: str, point
                 rebuild(wiki)  # the first page of a new wiki
             return
         writer = ix.writer()
-        writer.update_document(**document(page_id, pointer, record))
-        writer.commit()
+        if pointer["revision"] == 1:
+            writer.add_document(**document(page_id, pointer, record))  # a new page: nothing to replace
+        else:
+            writer.update_document(**document(page_id, pointer, record))
+        writer.commit(mergetype=tiered_merge)
         if state.get("index_sha256") == old_digest:
             _write_state(wiki.path(FOLDER), state["build"], new_digest)
 
@@ -300,15 +334,6 @@ def build_query(text: str) -> Any | None:
     return words[0] if len(words) == 1 else wq.And(words)
 
 
-class _Brackets(Formatter):
-    """Matches marked ``[like this]``, as in the other search results of this project."""
-
-    between = " … "
-
-    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
-        return f"[{get_text(text, token, replace)}]"
-
-
 def search_pages(wiki: Wiki, text: str, keep: Callable[[str], dict[str, Any] | None], offset: int,
                  limit: int) -> tuple[list[dict[str, Any]], int, list[str]]:
     """Pages matching ``text``, best first (ties by page_id), filtered by ``keep``.
@@ -321,15 +346,16 @@ def search_pages(wiki: Wiki, text: str, keep: Callable[[str], dict[str, Any] | N
     q = build_query(text)
     if q is None:
         return [], 0, []
+    terms = highlight_terms(text)
     try:
-        return _run(current_searcher(wiki), q, keep, offset, limit)
+        return _run(current_searcher(wiki), q, terms, keep, offset, limit)
     except Exception:
         with file_lock(wiki.path(LOCK)):
             rebuild(wiki)
-        return _run(_searcher(wiki), q, keep, offset, limit)
+        return _run(_searcher(wiki), q, terms, keep, offset, limit)
 
 
-def _run(searcher: Any, q: Any, keep: Callable[[str], dict[str, Any] | None], offset: int,
+def _run(searcher: Any, q: Any, terms: list[str], keep: Callable[[str], dict[str, Any] | None], offset: int,
          limit: int) -> tuple[list[dict[str, Any]], int, list[str]]:
     ids = searcher.reader().column_reader("page_id")
     validations: dict[str, dict[str, Any]] = {}
@@ -344,26 +370,31 @@ def _run(searcher: Any, q: Any, keep: Callable[[str], dict[str, Any] | None], of
             validations[page_id] = validation
     wanted = offset + limit + len(excluded) + 10  # room for excluded pages and score ties at the edge
     results = searcher.search(q, limit=wanted, terms=True)
-    results.formatter = _Brackets()
-    results.fragmenter = ContextFragmenter(maxchars=240, surround=70)
     hits = sorted(((hit["page_id"], float(hit.score), hit) for hit in results if hit["page_id"] in validations),
                   key=lambda h: (-h[1], h[0]))
-    page = [{"page_id": pid, "score": round(score, 4), "snippet": snippet(hit), "validation": validations[pid]}
+    page = [{"page_id": pid, "score": round(score, 4), "snippet": snippet(hit, terms), "validation": validations[pid]}
             for pid, score, hit in hits[offset:offset + limit]]
     excluded.sort()
     return page, len(validations), excluded
 
 
-def snippet(hit: Any) -> str | None:
-    """The best passage of the hit's body, headings or claims with the matched words marked."""
+def highlight_terms(text: str) -> list[str]:
+    """What to mark in a snippet: the query's words and their analysed forms (stems, CJK bigrams)."""
+    ana = analyzer()
+    terms = set(text.split())
+    for word in text.split():
+        terms.update(t.text for t in ana(word, mode="query"))
+    return sorted(terms, key=lambda t: (-len(t), t))
+
+
+def snippet(hit: Any, terms: list[str]) -> str | None:
+    """A passage of the first matching field (body, headings, claims, title) with the matches ``[marked]``."""
+    from bookmark_research.index.text import highlight
+
     matched = {field for field, _ in hit.matched_terms()}
     for field in ("body", "headings", "claims", "title"):
-        if field not in matched:
-            continue
-        try:
-            text = hit.highlights(field, top=2, minscore=0)
-        except Exception:
-            text = ""
-        if text:
-            return " ".join(text.split())
+        if field in matched:
+            text = highlight(" ".join(hit.get(field, "").split()), terms, width=240)
+            if text:
+                return text
     return None

@@ -1,6 +1,6 @@
 """Wiki benchmark: write throughput, search latency and full lint time at 5,000 pages.
 
-    python scripts/bench/wiki.py [--pages 5000] [--queries 200] [--stand-in]
+    python scripts/bench/wiki.py [--pages 5000] [--queries 200]
 
 One research session holds the evidence: 24 sources imported from the article fixture bodies
 (``../shared/fixtures/article-extraction-dev``), each reviewed and accepted, and 96 claims quoting them.
@@ -10,9 +10,6 @@ earlier pages; every page is written through the real ``wiki_write`` operation (
 through the research API, records, Markdown, current view, index.md, log.md and the search index, each
 file fsynced). Queries are 1-2 distinctive words taken from random pages. Lint is timed cold (outline
 cache and in-memory checks dropped, as in a new process) and warm.
-
-``--stand-in`` uses the research API test double of ``tests/`` instead of real sessions (for developing
-before research sessions are installed; its evidence checks are cheaper than the real ones).
 """
 
 from __future__ import annotations
@@ -83,32 +80,15 @@ def seed_real(app: App, bodies: list[str], rng: random.Random) -> tuple[str, lis
         text = bodies[i % len(bodies)]
         source = call("research_import_evidence", research_id=rid, operation_id=f"import-{i}", question_id="q1",
                       url=url, text=text, provenance={"kind": "page", "retrieved_at": "2026-11-30T10:00:00Z"})
-        sid = source["source"]["id"] if "source" in source else source["source_id"]
+        sid = source["source"]["id"]
         call("research_record", research_id=rid, entry={"kind": "source_review", "source_id": sid,
-                                                        "verdict": "accepted", "review": "Read in full"})
+                                                        "verdict": "accepted", "text": "Read in full"})
         for _ in range(4):
             quote = _quote(rng, text)
             out = call("research_record", research_id=rid, entry={
                 "kind": "claim", "question_id": "q1", "statement": f"The article says: {quote}",
                 "citations": [{"source_id": sid, "quote": quote}]})
-            claims.append(out["record"]["id"] if "record" in out else out["id"])
-    return rid, claims
-
-
-def seed_stand_in(app: App, bodies: list[str], rng: random.Random) -> tuple[str, list[str]]:
-    from bookmark_research.wiki import evidence
-    from tests.wiki_fake_research import FakeResearch
-
-    fake = FakeResearch(app.data_dir)
-    evidence.research_api = lambda: fake
-    rid = fake.session(indexed=True)
-    claims = []
-    for i in range(24):
-        text = bodies[i % len(bodies)]
-        sid = fake.source(rid, text)
-        for _ in range(4):
-            quote = _quote(rng, text)
-            claims.append(fake.claim(rid, sid, quote, statement=f"The article says: {quote}"))
+            claims.append(out["id"])
     return rid, claims
 
 
@@ -135,12 +115,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=5000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--stand-in", action="store_true", help="use the research API test double")
     args = parser.parse_args()
     bodies = [v["articleBody"] for v in json.loads(FIXTURES.read_text()).values() if len(v["articleBody"]) > 2000]
     rng = random.Random(11)
     with tempfile.TemporaryDirectory(prefix="bookmark-research-wiki-") as tmp, App(tmp) as app:
-        rid, claims = (seed_stand_in if args.stand_in else seed_real)(app, bodies, rng)
+        rid, claims = seed_real(app, bodies, rng)
         pages = [page(rng, i, rid, claims, bodies) for i in range(args.pages)]
         times = []
         start = time.perf_counter()
