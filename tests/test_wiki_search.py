@@ -113,3 +113,18 @@ def test_an_empty_or_missing_wiki_searches_to_nothing(lab: Lab) -> None:
     found = lab("wiki_search", query="anything")
     assert (found["total"], found["results"]) == (0, [])
     assert not Path(found["directory"]).exists()
+
+
+def test_follow_up_candidates_rank_pages_by_matched_terms(lab: Lab) -> None:
+    from bookmark_research.wiki.followup import wiki_candidates
+
+    neutral = [lab.ref(lab.cid2)]
+    lab.write("sessions", lab.page(title="Session recovery", text="Crash recovery of sessions.", claims=neutral))
+    lab.write("inventory", lab.page(title="Inventories", text="Frozen inventories and crash safety.", claims=neutral))
+    lab.write("other", lab.page(title="Unrelated", text="Nothing in common.", claims=neutral))
+    found = wiki_candidates(lab.core.app, ["crash", "session", "frozen", "recovery", "Crash", "absent"])
+    assert [(c["page_id"], c["matched_terms"]) for c in found] == [
+        ("sessions", ["crash", "session", "recovery"]), ("inventory", ["crash", "frozen"])]
+    assert found[0]["status"] == "current" and wiki_candidates(lab.core.app, []) == []
+    lab.retract(lab.rid, lab.cid2)  # stale pages are never candidates
+    assert wiki_candidates(lab.core.app, ["crash"]) == []
