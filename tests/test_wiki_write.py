@@ -13,7 +13,7 @@ from bookmark_research import atomic
 from bookmark_research.config import settings
 from bookmark_research.errors import BookmarkResearchError, ConflictError, StorageError
 from bookmark_research.wiki import store as wiki_store
-from tests.wiki_support import QUOTE, Lab, lab, tree  # noqa: F401
+from tests.wiki_support import QUOTE, Lab, lab  # noqa: F401
 
 # --- gating by evidence (reference scenarios 1-3, 9) ------------------------------------------
 

@@ -167,6 +167,20 @@ def _anchor_evidence(markdown: str) -> tuple[str, Outline]:
     return markdown, ([a for _, _, a in headings], [(final.get(href, href), line) for href, line in links])
 
 
+_ROWS: dict[tuple[Any, ...], str] = {}  # catalogue rows by (page_id, pointer values): most survive a write
+
+
+def _row(page_id: str, ptr: dict[str, Any]) -> str:
+    key = (page_id, *ptr.values())
+    row = _ROWS.get(key)
+    if row is None:
+        if len(_ROWS) > 20_000:
+            _ROWS.clear()
+        row = _ROWS[key] = (f"- [{escape(ptr['title'])}]({view_file(page_id)}) `{page_id}` · r{ptr['revision']} · "
+                            f"{ptr['updated_at'][:10]} · {ptr['claims']} claims — {escape(ptr['summary'])}")
+    return row
+
+
 def catalog(index: dict[str, Any]) -> str:
     """``index.md``: every page's current view, topics then entities, sorted by title."""
     lines = ["# Wiki index", "",
@@ -175,11 +189,7 @@ def catalog(index: dict[str, Any]) -> str:
     for kind, heading in (("topic", "Topics"), ("entity", "Entities")):
         rows = sorted((p for p in pages.items() if p[1]["kind"] == kind), key=lambda p: (p[1]["title"].casefold(), p[0]))
         lines += [f"## {heading} ({len(rows)})", ""]
-        for page_id, ptr in rows:
-            lines.append(f"- [{escape(ptr['title'])}]({view_file(page_id)}) `{page_id}` · r{ptr['revision']} · "
-                         f"{ptr['updated_at'][:10]} · {ptr['claims']} claims — {escape(ptr['summary'])}")
-        if not rows:
-            lines.append("None yet.")
+        lines += [_row(page_id, ptr) for page_id, ptr in rows] or ["None yet."]
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 
