@@ -31,14 +31,21 @@ Identity = tuple[Any, ...]
 
 
 def identity(path: str | os.PathLike[str]) -> Identity | None:
-    """A file's identity, or None when it is missing or changed too recently to be trusted."""
+    """A file's identity, or None when it changed too recently to be trusted (missing is an identity)."""
     try:
         st = os.lstat(path)
     except OSError:
-        return ("missing", str(path))
+        st = None
+    return stat_identity(str(path), st)
+
+
+def stat_identity(path: str, st: os.stat_result | None) -> Identity | None:
+    """:func:`identity` from an ``lstat`` result already taken (None: the file is missing)."""
+    if st is None:
+        return ("missing", path)
     if max(st.st_mtime, st.st_ctime) > time.time() - SETTLE_SECONDS:
         return None
-    return (str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def folder_identity(path: str | os.PathLike[str]) -> Identity | None:

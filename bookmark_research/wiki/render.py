@@ -167,29 +167,32 @@ def _anchor_evidence(markdown: str) -> tuple[str, Outline]:
     return markdown, ([a for _, _, a in headings], [(final.get(href, href), line) for href, line in links])
 
 
-_ROWS: dict[tuple[Any, ...], str] = {}  # catalogue rows by (page_id, pointer values): most survive a write
+_ROWS: dict[int, tuple[dict[str, Any], str, tuple[str, str], str]] = {}  # id(pointer) -> (pointer, id, key, row)
 
 
-def _row(page_id: str, ptr: dict[str, Any]) -> str:
-    key = (page_id, *ptr.values())
-    row = _ROWS.get(key)
-    if row is None:
+def _row(page_id: str, ptr: dict[str, Any]) -> tuple[tuple[str, str], str]:
+    """A page's sort key and catalogue row (pointers are shared by reference and never changed)."""
+    known = _ROWS.get(id(ptr))
+    if known is None or known[0] is not ptr or known[1] != page_id:
         if len(_ROWS) > 20_000:
             _ROWS.clear()
-        row = _ROWS[key] = (f"- [{escape(ptr['title'])}]({view_file(page_id)}) `{page_id}` · r{ptr['revision']} · "
-                            f"{ptr['updated_at'][:10]} · {ptr['claims']} claims — {escape(ptr['summary'])}")
-    return row
+        row = (f"- [{escape(ptr['title'])}]({view_file(page_id)}) `{page_id}` · r{ptr['revision']} · "
+               f"{ptr['updated_at'][:10]} · {ptr['claims']} claims — {escape(ptr['summary'])}")
+        known = _ROWS[id(ptr)] = (ptr, page_id, (ptr["title"].casefold(), page_id), row)
+    return known[2], known[3]
 
 
 def catalog(index: dict[str, Any]) -> str:
     """``index.md``: every page's current view, topics then entities, sorted by title."""
     lines = ["# Wiki index", "",
              "Generated from index.json by bookmark-research; do not edit (the next write regenerates it).", ""]
-    pages = index["pages"]
+    groups: dict[str, list[tuple[tuple[str, str], str]]] = {"topic": [], "entity": []}
+    for page_id, ptr in index["pages"].items():
+        groups.setdefault(ptr["kind"], []).append(_row(page_id, ptr))
     for kind, heading in (("topic", "Topics"), ("entity", "Entities")):
-        rows = sorted((p for p in pages.items() if p[1]["kind"] == kind), key=lambda p: (p[1]["title"].casefold(), p[0]))
+        rows = sorted(groups[kind])
         lines += [f"## {heading} ({len(rows)})", ""]
-        lines += [_row(page_id, ptr) for page_id, ptr in rows] or ["None yet."]
+        lines += [row for _, row in rows] or ["None yet."]
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 

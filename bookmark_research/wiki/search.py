@@ -120,19 +120,10 @@ def _write_state(folder: Any, build: str, digest: str) -> None:
     atomic.write_json(folder / "state.json", {"schema": SEARCH_SCHEMA, "build": build, "index_sha256": digest})
 
 
-_DIGESTS = cache.Memo()
-
-
 def index_digest(wiki: Wiki) -> str:
-    """SHA-256 of ``index.json`` ("" when there is none), remembered while the file is unchanged."""
+    """SHA-256 of ``index.json`` ("" when there is none)."""
     try:
-        path = wiki.path(INDEX)
-        ident = cache.identity(path)
-        known = _DIGESTS.get(str(path), ident)
-        if known is None:
-            known = sha256(wiki.read_bytes(INDEX))
-            _DIGESTS.put(str(path), ident, known)
-        return known
+        return wiki.index_digest()
     except Exception:
         return ""
 

@@ -46,7 +46,7 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 #: Parsed ``index.json`` per wiki folder, reused while the file's identity (inode, size, times) is
 #: unchanged; every write replaces the file by rename, so a new index is always read again.
 #: Callers treat the returned index as read-only.
-_INDEX_CACHE: dict[Path, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
+_INDEX_CACHE: dict[Path, tuple[Any, dict[str, Any], str]] = {}
 
 
 def sha256(data: bytes) -> str:
@@ -88,22 +88,31 @@ class Wiki:
 
     def path(self, rel: str) -> Path:
         """``rel`` (POSIX, relative) inside the wiki; refuses escapes and symlinked components."""
+        return Path(self.lstat(rel)[0])
+
+    def lstat(self, rel: str) -> tuple[str, os.stat_result | None]:
+        """The checked path of ``rel`` (as :meth:`path`) and its own ``lstat`` (None when missing)."""
         parts = _check_rel(rel)
         current = self._root
         last = len(parts) - 1
+        result = None
         for i, part in enumerate(parts):
             current = f"{current}{os.sep}{part}"
             if current in self._safe_dirs:
                 continue
             try:
-                mode = os.lstat(current).st_mode
+                result = os.lstat(current)
             except FileNotFoundError:
-                break
-            if stat.S_ISLNK(mode):
+                return f"{self._root}{os.sep}{os.sep.join(parts)}", None
+            if stat.S_ISLNK(result.st_mode):
                 raise UnsafeInputError(f"{self.root}/{rel}: symlinks are not allowed inside the wiki folder")
-            if i < last and stat.S_ISDIR(mode):
+            if i < last and stat.S_ISDIR(result.st_mode):
                 self._safe_dirs.add(current)
-        return Path(f"{self._root}{os.sep}{os.sep.join(parts)}")
+        return current, result
+
+    def is_file(self, rel: str) -> bool:
+        _, st = self.lstat(rel)
+        return st is not None and stat.S_ISREG(st.st_mode)
 
     def create(self) -> None:
         """Make the folder (0700) and its fixed subfolders; refuses symlinks where folders belong."""
@@ -141,16 +150,30 @@ class Wiki:
 
     def load_index(self) -> dict[str, Any]:
         """``index.json`` (an empty index when there is none yet), shape-checked."""
-        path = self.path(INDEX)
+        return self._load_index()[1]
+
+    def index_digest(self) -> str:
+        """SHA-256 of the bytes of ``index.json`` ("" when there is none)."""
+        return self._load_index()[2]
+
+    def _load_index(self) -> tuple[Any, dict[str, Any], str]:
+        path, st = self.lstat(INDEX)
+        if st is None:
+            return None, {"schema_version": SCHEMA_VERSION, "pages": {}}, ""
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            st = os.lstat(path)
+            fd = os.open(path, flags)
         except FileNotFoundError:
-            return {"schema_version": SCHEMA_VERSION, "pages": {}}
-        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        cached = _INDEX_CACHE.get(self.root)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        data = self.read_bytes(INDEX, MAX_INDEX_BYTES)
+            return None, {"schema_version": SCHEMA_VERSION, "pages": {}}, ""
+        except OSError as exc:
+            raise StorageError(f"{path}: cannot read ({exc.strerror})") from None
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            cached = _INDEX_CACHE.get(self.root)
+            if cached is not None and cached[0] == key:
+                return cached
+            data = fh.read(MAX_INDEX_BYTES + 1)
         if len(data) > MAX_INDEX_BYTES:
             raise StorageError("Wiki index exceeds its size limit")
         index = _parse_lines(data)
@@ -161,8 +184,13 @@ class Wiki:
                 raise StorageError(f"{path}: not a wiki index of schema version {SCHEMA_VERSION}")
             for page_id, pointer in index["pages"].items():
                 check_pointer(page_id, pointer, INDEX)
-        _INDEX_CACHE[self.root] = (key, index)
-        return index
+        _INDEX_CACHE[self.root] = (key, index, sha256(data))
+        return _INDEX_CACHE[self.root]
+
+    def remember_index(self, index: dict[str, Any], data: bytes) -> None:
+        """After writing ``index.json`` (under the index lock): keep what was written, no re-read needed."""
+        st = os.lstat(self.path(INDEX))
+        _INDEX_CACHE[self.root] = ((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), index, sha256(data))
 
     def pointer(self, page_id: str) -> dict[str, Any]:
         pointer = self.load_index()["pages"].get(page_id)
@@ -179,8 +207,9 @@ class Wiki:
         modify it.
         """
         rel = pointer["record_file"]
-        key = (str(self.root / rel), pointer["sha256"])
-        ident = cache.identity(self.path(rel))
+        path, st = self.lstat(rel)
+        key = (path, pointer["sha256"])
+        ident = cache.stat_identity(path, st)
         cached = cache.RECORDS.get(key, ident)
         if cached is not None and cached.get("page_id") == page_id and cached.get("revision") == pointer["revision"]:
             return cached
@@ -200,8 +229,9 @@ class Wiki:
     def check_markdown(self, pointer: dict[str, Any]) -> None:
         """Refuse a revision whose rendered Markdown no longer has the hash its pointer names."""
         rel = pointer["markdown_file"]
-        key = (str(self.root / rel), pointer["markdown_sha256"])
-        ident = cache.identity(self.path(rel))
+        path, st = self.lstat(rel)
+        key = (path, pointer["markdown_sha256"])
+        ident = cache.stat_identity(path, st)
         if cache.MARKDOWN.get(key, ident):
             return
         data = self.read_bytes(rel, MAX_RECORD_BYTES * 4)
@@ -265,7 +295,7 @@ def check_pointer(page_id: str, pointer: Any, where: str) -> None:
 
 #: ``index.json`` lines already parsed or written, both ways (most lines survive a write unchanged).
 _LINES: dict[str, tuple[str, dict[str, Any]]] = {}
-_POINTER_LINES: dict[tuple[Any, ...], str] = {}
+_POINTER_LINES: dict[int, tuple[dict[str, Any], str]] = {}  # id(pointer) -> (pointer, line)
 _HEAD, _TAIL = f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "pages": {{\n', "\n  }\n}\n"
 
 
@@ -274,7 +304,12 @@ def _remember_line(line: str, page_id: str, pointer: dict[str, Any]) -> None:
         _LINES.clear()
         _POINTER_LINES.clear()
     _LINES[line] = (page_id, pointer)
-    _POINTER_LINES[(page_id, *pointer.values())] = line
+    _POINTER_LINES[id(pointer)] = (pointer, line)
+
+
+def line_of(line: str) -> str:
+    """The page id a line of ``index.json`` is about (pointers are shared by reference, never changed)."""
+    return _LINES[line][0] if line in _LINES else ""
 
 
 def _parse_lines(data: bytes) -> dict[str, Any] | None:
@@ -311,7 +346,8 @@ def dump_index(index: dict[str, Any]) -> str:
     rows = []
     for page_id in sorted(index["pages"]):
         pointer = index["pages"][page_id]
-        line = _POINTER_LINES.get((page_id, *pointer.values()))
+        known = _POINTER_LINES.get(id(pointer))
+        line = known[1] if known is not None and known[0] is pointer and line_of(known[1]) == page_id else None
         if line is None:
             line = f"    {json.dumps(page_id, ensure_ascii=False)}: {json.dumps(pointer, ensure_ascii=False)}"
             _remember_line(line, page_id, pointer)

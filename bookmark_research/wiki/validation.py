@@ -87,7 +87,7 @@ def record_issues(wiki: Wiki, record: dict[str, Any], index: dict[str, Any], evi
 
 def _present(wiki: Wiki, rel: str) -> bool:
     try:
-        return wiki.path(rel).is_file()
+        return wiki.is_file(rel)
     except Exception:
         return False
 

@@ -143,6 +143,7 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
         _put(wiki, pointer["record_file"], record_bytes)
         _put(wiki, pointer["markdown_file"], markdown)
         _put(wiki, INDEX, index_bytes)  # publication point
+        wiki.remember_index(new_index, index_bytes)
         derived_errors = _publish_derived(wiki, page_id, view, new_index, record, pointer, digests, outlines)
     return {"page_id": page_id, **pointer, "status": "written", "directory": str(wiki.root),
             "artifacts": artifacts(wiki, page_id, pointer), "semantic_review": "caller_declared",
