@@ -317,3 +317,18 @@ def test_records_over_the_size_limit_are_refused(lab: Lab, monkeypatch: pytest.M
     with pytest.raises(BookmarkResearchError, match="exceed 2000 bytes; split the topic"):
         lab.write("sessions")
     assert not (lab.wiki / "index.json").exists()
+
+
+def test_refused_evidence_leaves_an_existing_wiki_byte_identical(lab: Lab) -> None:
+    lab.write("aurora", lab.page(title="Aurora", kind="entity", claims=[lab.ref(lab.cid2)]))
+    lab.write("sessions")
+    before = lab.tree()
+    lab.retract(lab.rid, lab.cid)
+    with pytest.raises(BookmarkResearchError, match="retracted claim"):
+        lab.write("sessions", expected_revision=1)
+    with pytest.raises(BookmarkResearchError, match="retracted claim"):
+        lab.write("new-page")
+    lab.edit_body(lab.rid, lab.sid, "Edited.")
+    with pytest.raises(BookmarkResearchError, match="no longer matches saved evidence"):
+        lab.write("aurora", lab.page(title="Aurora", kind="entity", claims=[lab.ref(lab.cid2)]), expected_revision=1)
+    assert lab.tree() == before
