@@ -97,10 +97,11 @@ RECORDS = Memo()  # verified revision records: (path, sha256) -> parsed record
 MARKDOWN = Memo()  # verified Markdown files: (path, sha256) -> True
 CLAIMS = Memo()  # claim checks: (session folder, claim id) -> ClaimCheck
 RECORD_INPUTS = Memo()  # what validation needs from a record, by the record's SHA-256 (pure function)
+FRESHNESS = Memo()  # source freshness of sessions over plain URL lists: session folder -> result
 
 
 def clear() -> None:
-    for memo in (RECORDS, MARKDOWN, CLAIMS, RECORD_INPUTS):
+    for memo in (RECORDS, MARKDOWN, CLAIMS, RECORD_INPUTS, FRESHNESS):
         memo.clear()
 
 

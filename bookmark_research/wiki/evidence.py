@@ -151,10 +151,21 @@ class Evidence:
         return snapshots
 
     def freshness(self, research_id: str) -> dict[str, Any]:
-        """The session's source freshness; ``state: unknown`` when it cannot be determined."""
+        """The session's source freshness; ``state: unknown`` when it cannot be determined.
+
+        A session over a plain URL list (``not_applicable``) depends on nothing but its own files, so
+        that answer is remembered while they are unchanged; any other is asked for on every operation
+        (it depends on the bookmark index and, for live sources, on their folders).
+        """
         if research_id not in self._freshness:
             try:
-                fresh = dict(research_api().source_freshness(self.app, research_id))
+                folder = self.folder(research_id)
+                ident = cache.folder_identity(folder)
+                fresh = cache.FRESHNESS.get(str(folder), ident)
+                if fresh is None:
+                    fresh = dict(research_api().source_freshness(self.app, research_id))
+                    if fresh.get("state") == "not_applicable":
+                        cache.FRESHNESS.put(str(folder), ident, fresh)
             except BookmarkResearchError as exc:
                 fresh = {"state": "unknown", "requires_review": False, "frozen_input_version": None,
                          "current_input_version": None, "basis": exc.message}

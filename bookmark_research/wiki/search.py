@@ -330,8 +330,8 @@ def search_pages(wiki: Wiki, text: str, keep: Callable[[str], dict[str, Any] | N
     """Pages matching ``text``, best first (ties by page_id), filtered by ``keep``.
 
     ``keep(page_id)`` returns the page's validation, or None to exclude it (stale or unreadable); it is
-    asked for every matching page, so totals and exclusions are exact. Only the requested window is
-    ranked in full (top-k search) and given snippets. Returns ``(results, total kept, excluded ids)``;
+    asked for every matching page, so totals and exclusions are exact. Only the requested window gets
+    snippets. Returns ``(results, total kept, excluded ids)``;
     each result holds ``page_id``, ``score``, ``snippet`` and ``validation``.
     """
     q = build_query(text)
@@ -349,24 +349,22 @@ def search_pages(wiki: Wiki, text: str, keep: Callable[[str], dict[str, Any] | N
 def _run(searcher: Any, q: Any, terms: list[str], keep: Callable[[str], dict[str, Any] | None], offset: int,
          limit: int) -> tuple[list[dict[str, Any]], int, list[str]]:
     ids = searcher.reader().column_reader("page_id")
-    validations: dict[str, dict[str, Any]] = {}
+    results = searcher.search(q, limit=None)  # one pass: every match scored (cheaper than counting, then ranking)
+    kept: list[tuple[float, str, int, dict[str, Any]]] = []
     excluded: list[str] = []
-    for docnum in searcher.docs_for_query(q):
+    for score, docnum in results.top_n:
         page_id = ids[docnum]
         page_id = page_id.decode("utf-8") if isinstance(page_id, bytes) else page_id
         validation = keep(page_id)
         if validation is None:
             excluded.append(page_id)
         else:
-            validations[page_id] = validation
-    wanted = offset + limit + len(excluded) + 10  # room for excluded pages and score ties at the edge
-    results = searcher.search(q, limit=wanted, terms=True)
-    hits = sorted(((hit["page_id"], float(hit.score), hit) for hit in results if hit["page_id"] in validations),
-                  key=lambda h: (-h[1], h[0]))
-    page = [{"page_id": pid, "score": round(score, 4), "snippet": snippet(hit, terms), "validation": validations[pid]}
-            for pid, score, hit in hits[offset:offset + limit]]
+            kept.append((-score, page_id, docnum, validation))
+    kept.sort(key=lambda k: (k[0], k[1]))
+    page = [{"page_id": pid, "score": round(-neg, 4), "snippet": snippet(searcher.stored_fields(docnum), terms),
+             "validation": validation} for neg, pid, docnum, validation in kept[offset:offset + limit]]
     excluded.sort()
-    return page, len(validations), excluded
+    return page, len(kept), excluded
 
 
 def highlight_terms(text: str) -> list[str]:
@@ -378,14 +376,12 @@ def highlight_terms(text: str) -> list[str]:
     return sorted(terms, key=lambda t: (-len(t), t))
 
 
-def snippet(hit: Any, terms: list[str]) -> str | None:
-    """A passage of the first matching field (body, headings, claims, title) with the matches ``[marked]``."""
+def snippet(fields: dict[str, Any], terms: list[str]) -> str | None:
+    """A passage of the first field (body, headings, claims, title) holding a query term, matches ``[marked]``."""
     from bookmark_research.index.text import highlight
 
-    matched = {field for field, _ in hit.matched_terms()}
     for field in ("body", "headings", "claims", "title"):
-        if field in matched:
-            text = highlight(" ".join(hit.get(field, "").split()), terms, width=240)
-            if text:
-                return text
+        text = highlight(" ".join(str(fields.get(field) or "").split()), terms, width=240)
+        if text:
+            return text
     return None
