@@ -18,7 +18,7 @@ import functools
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -106,7 +106,7 @@ def classify(href: str) -> tuple[str, str, str]:
     return "file", normal, anchor
 
 
-def render_author(text: str, base: str, page_file: Callable[[str], str], titles: dict[str, str],
+def render_author(text: str, base: str, page_file: Callable[[str], str], titles: Mapping[str, str],
                   heading_shift: int = 2) -> tuple[str, list[dict[str, str]]]:
     """Author Markdown re-rendered for a file in folder ``base`` (relative to the wiki root).
 
@@ -145,7 +145,7 @@ def render_author(text: str, base: str, page_file: Callable[[str], str], titles:
     return rendered.strip("\n"), found
 
 
-def _title_wikilinks(tokens: list[Any], titles: dict[str, str]) -> None:
+def _title_wikilinks(tokens: list[Any], titles: Mapping[str, str]) -> None:
     """``[[id]]`` without a label shows the target page's title (when the page exists)."""
     for token in tokens:
         for child in token.children or ():

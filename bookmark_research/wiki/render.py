@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from bookmark_research.wiki.cache import Outline
@@ -76,7 +77,7 @@ def _url(url: str | None) -> str:
 
 
 def page_markdown(record: dict[str, Any], markdown_file: str, *, view: bool,
-                  titles: dict[str, str]) -> tuple[str, Outline]:
+                  titles: Mapping[str, str]) -> tuple[str, Outline]:
     """The Markdown of ``record`` (whose revision file is ``markdown_file``): that revision file
     (``view`` false) or the page's current view (true). ``titles`` names existing pages for wikilinks.
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from bookmark_research import atomic
@@ -68,9 +69,27 @@ def _check_prose(page: Page) -> None:
     prose_links([section.text for section in page.sections], strict=True)  # refuses links leaving the wiki
 
 
+class _Titles(Mapping[str, str]):
+    """Page titles for ``[[wikilinks]]``: the index's, with the page being written under its new title."""
+
+    def __init__(self, pages: dict[str, Any], page_id: str, title: str) -> None:
+        self.pages, self.page_id, self.title = pages, page_id, title
+
+    def __contains__(self, page_id: object) -> bool:
+        return page_id == self.page_id or page_id in self.pages
+
+    def __getitem__(self, page_id: str) -> str:
+        return self.title if page_id == self.page_id else self.pages[page_id]["title"]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**dict.fromkeys(self.pages), self.page_id: None})
+
+    def __len__(self) -> int:
+        return len(self.pages) + (self.page_id not in self.pages)
+
+
 def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_revision: int = 0,
-               reviewed_input_version: str | None = None, acknowledge_all: bool = False, *,
-               now: str | None = None, stem: str | None = None) -> dict[str, Any]:
+               reviewed_input_version: str | None = None, acknowledge_all: bool = False) -> dict[str, Any]:
     """Publish ``page`` as the next revision of ``page_id`` (see the module docstring)."""
     wiki = Wiki.open(app)
     refs = claim_refs(page)
@@ -105,7 +124,7 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
             if acknowledge_all and any(i["severity"] == "error"
                                        for i in record_issues(wiki, previous, index, evidence, current["sha256"])):
                 raise ConflictError(ACK_REFUSED)
-        now = now or iso()
+        now = iso()
         acknowledged = _acknowledgements(previous, research_ids, evidence, now, page.review.note,
                                          reviewed_input_version, acknowledge_all)
         resolved = []
@@ -118,14 +137,14 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
             resolved.append({"page_id": link.page_id, "relation": link.relation, "revision": target["revision"],
                              "title": target["title"], "markdown_file": target["markdown_file"]})
         revision = expected_revision + 1
-        base = render.revision_file(page_id, revision, stem or uuid.uuid4().hex[:12])
+        base = render.revision_file(page_id, revision, uuid.uuid4().hex[:12])
         record = {"schema_version": 1, "page_id": page_id, "revision": revision, "updated_at": now,
                   "change_note": change_note, "previous": current, "page": page_dict(page), "evidence": snapshots,
                   "acknowledged": acknowledged, "resolved_links": resolved, "review_rubric": render.RUBRIC}
         record_bytes = atomic.dump_json(record).encode("utf-8")
         if len(record_bytes) > MAX_RECORD_BYTES:
             raise InvalidInputError(f"Wiki page and citation snapshots exceed {MAX_RECORD_BYTES} bytes; split the topic")
-        titles = {pid: ptr["title"] for pid, ptr in pages.items()} | {page_id: page.title}
+        titles = _Titles(pages, page_id, page.title)
         markdown, markdown_outline = render.page_markdown(record, base + ".md", view=False, titles=titles)
         view, view_outline = render.page_markdown(record, base + ".md", view=True, titles=titles)
         markdown, view = markdown.encode("utf-8"), view.encode("utf-8")
