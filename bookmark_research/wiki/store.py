@@ -74,7 +74,7 @@ class Wiki:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._root = str(root)
-        self._safe_dirs: set[str] = set()  # folders already checked in this operation
+        self._dirs: dict[str, str] = {}  # folders (relative -> absolute) already checked in this operation
 
     @classmethod
     def open(cls, app: Any) -> Wiki:
@@ -92,23 +92,45 @@ class Wiki:
 
     def lstat(self, rel: str) -> tuple[str, os.stat_result | None]:
         """The checked path of ``rel`` (as :meth:`path`) and its own ``lstat`` (None when missing)."""
-        parts = _check_rel(rel)
-        current = self._root
-        last = len(parts) - 1
-        result = None
-        for i, part in enumerate(parts):
-            current = f"{current}{os.sep}{part}"
-            if current in self._safe_dirs:
+        head, _, name = rel.rpartition("/")
+        parent = self._dirs.get(head)
+        if parent is None:
+            parent = self._check_dir(head, rel)
+            if parent is None:  # a folder on the way does not exist
+                return f"{self._root}{os.sep}{os.sep.join(_check_rel(rel))}", None
+        if name in ("", ".", "..") or "\\" in name or "\x00" in name:
+            raise UnsafeInputError(f"Wiki path {rel!r} must stay inside the wiki folder")
+        path = f"{parent}{os.sep}{name}"
+        try:
+            result = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return path, None
+        if stat.S_ISLNK(result.st_mode):
+            raise UnsafeInputError(f"{self.root}/{rel}: symlinks are not allowed inside the wiki folder")
+        return path, result
+
+    def _check_dir(self, head: str, rel: str) -> str | None:
+        """The folder ``head`` inside the wiki, each component checked (remembered once it exists)."""
+        if not head:
+            return self._root
+        current, prefix = self._root, ""
+        for part in _check_rel(head):
+            prefix = f"{prefix}/{part}" if prefix else part
+            known = self._dirs.get(prefix)
+            if known is not None:
+                current = known
                 continue
+            current = f"{current}{os.sep}{part}"
             try:
-                result = os.lstat(current)
-            except FileNotFoundError:
-                return f"{self._root}{os.sep}{os.sep.join(parts)}", None
-            if stat.S_ISLNK(result.st_mode):
+                mode = os.lstat(current).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            if stat.S_ISLNK(mode):
                 raise UnsafeInputError(f"{self.root}/{rel}: symlinks are not allowed inside the wiki folder")
-            if i < last and stat.S_ISDIR(result.st_mode):
-                self._safe_dirs.add(current)
-        return current, result
+            if not stat.S_ISDIR(mode):
+                return None
+            self._dirs[prefix] = current
+        return current
 
     def is_file(self, rel: str) -> bool:
         _, st = self.lstat(rel)
