@@ -28,6 +28,16 @@ class Operation:
     open_world: bool = False  # reaches the internet (web, scholarly or model providers)
     destructive: bool | None = None  # may delete or overwrite data; default: not read_only
     idempotent: bool | None = None  # repeating the same call changes nothing more; default: read_only
+    #: Input fields only a terminal may set (e.g. a folder to write into, like the ``output.directory`` setting):
+    #: the MCP server leaves them out of the published schema and refuses a call that passes one.
+    terminal_only_fields: tuple[str, ...] = ()
+    terminal_only_alternative: str | None = None  # what else chooses them, e.g. "the output.directory setting"
+
+    def terminal_only_refusal(self, field: str) -> str:
+        """The one-line refusal of ``field`` outside a terminal (names the CLI option that sets it)."""
+        message = (f"{field} can only be chosen from a terminal: use `bookmark-research {self.cli} "
+                   f"--{field.replace('_', '-')}`")
+        return message + (f" or {self.terminal_only_alternative}" if self.terminal_only_alternative else "")
 
     @property
     def annotations(self) -> dict[str, bool]:
@@ -63,13 +73,20 @@ MODULES: dict[str, tuple[str, ...]] = {
 def operation(name: str, cli: str, input_model: type[BaseModel], output_model: type[BaseModel], *,
               read_only: bool = True, mcp: bool = True, failure: Callable[[dict[str, Any]], str | None] | None = None,
               open_world: bool = False, destructive: bool | None = None, idempotent: bool | None = None,
+              terminal_only_fields: tuple[str, ...] = (), terminal_only_alternative: str | None = None,
               ) -> Callable[[Callable[[App, Any], dict[str, Any]]], Callable[[App, Any], dict[str, Any]]]:
     """Register an operation. ``open_world``: it calls out to the internet; ``destructive`` /
-    ``idempotent`` refine the defaults derived from ``read_only`` (see :attr:`Operation.annotations`)."""
+    ``idempotent`` refine the defaults derived from ``read_only`` (see :attr:`Operation.annotations`);
+    ``terminal_only_fields`` are input fields the MCP server neither publishes nor accepts (see
+    :meth:`Operation.terminal_only_refusal`)."""
     def register(func: Callable[[App, Any], dict[str, Any]]) -> Callable[[App, Any], dict[str, Any]]:
         summary = (func.__doc__ or "").strip().splitlines()[0]
+        unknown = [f for f in terminal_only_fields if f not in input_model.model_fields]
+        if unknown:
+            raise ValueError(f"{name}: terminal_only_fields not in the input model: {', '.join(unknown)}")
         OPERATIONS[name] = Operation(name, cli, summary, input_model, output_model, func, read_only, mcp, failure,
-                                     open_world, destructive, idempotent)
+                                     open_world, destructive, idempotent, tuple(terminal_only_fields),
+                                     terminal_only_alternative)
         return func
 
     return register

@@ -10,7 +10,8 @@ from bookmark_research.core.registry import operation
 from bookmark_research.errors import InvalidInputError
 
 
-@operation("research_start", "research start", m.ResearchStartInput, m.ResearchOverview, read_only=False)
+@operation("research_start", "research start", m.ResearchStartInput, m.ResearchOverview, read_only=False,
+           terminal_only_fields=("output_directory",), terminal_only_alternative="the output.directory setting")
 def research_start(app: App, p: m.ResearchStartInput) -> dict[str, Any]:
     """Start a research session: freeze the input inventory (URLs or indexed bookmarks), questions and budget."""
     from bookmark_research.research.overview import overview
