@@ -92,3 +92,64 @@ def test_record_stores_span_found_text_and_match(core):
     assert exact["match"] == "exact"
     with pytest.raises(BookmarkResearchError, match=r"closest passage in s1: \"It provides a “work-stealing”"):
         claim(core, rid, "s1", "It provides a work stealing scheduler")
+
+
+def _within(seconds: float, fn, *args):
+    """``fn(*args)`` run on a thread; fails when it has not returned after ``seconds`` (a runaway search)."""
+    import threading
+
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(fn(*args)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert out, f"still searching after {seconds} s"
+    return out[0]
+
+
+def test_a_long_near_miss_on_repetitive_text_is_bounded():
+    """QA B3: 12 words repeated (a table, a list, a log) and a 4,000-character quote that is not in it took
+    about 100 s (a pairwise matcher per candidate window); the search is now a few scans at most."""
+    import random
+
+    rng = random.Random(3)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    text = " ".join(rng.choice(words) for _ in range(2_400))[:12_000]
+    quote = " ".join(rng.choice(words) for _ in range(800))[:4_000]  # not in the text
+    body = BodyIndex(text)
+    assert locate(body, quote) is None
+    passage = _within(20, closest_passage, body, quote)
+    assert passage is not None and len(passage) <= 300
+    page = " ".join(rng.choice(words) for _ in range(200_000))[:1_000_000]
+    at = page.index(" ", 700_000) + 1
+    near = page[at:at + 4_000]
+    near = near[:2_000] + "X" + near[2_001:]  # one character changed in the middle
+    big = BodyIndex(page)
+    assert locate(big, near) is None
+    passage = _within(20, closest_passage, big, near)
+    assert passage.startswith(" ".join(page[at:at + 120].split()[:-1]))  # where the quote was taken from
+
+
+def test_the_session_lock_is_free_while_a_near_miss_is_searched(core, monkeypatch):
+    """The quote is looked up on an unlocked snapshot (bodies are content addressed and hash-checked), so
+    other steps of the session go on during a long search; the locked step only takes the result."""
+    from bookmark_research.locks import file_lock
+    from bookmark_research.research import citations, store
+
+    rid = start(core, ["https://tokio.example/"])["research_id"]
+    imported(core, rid, "i1", "https://tokio.example/", text=PAGE)
+    lock_file = store.locate(core.app, rid) / ".state.json.lock"
+    seen: list[bool] = []
+    real = citations.closest_passage
+
+    def probe(body, quote):
+        try:
+            with file_lock(lock_file, timeout=0):
+                seen.append(True)
+        except BookmarkResearchError:
+            seen.append(False)
+        return real(body, quote)
+
+    monkeypatch.setattr(citations, "closest_passage", probe)
+    with pytest.raises(BookmarkResearchError, match=r"closest passage in s1: \"It provides a “work-stealing”"):
+        claim(core, rid, "s1", "It provides a work stealing scheduler")
+    assert seen == [True]

@@ -22,7 +22,6 @@ of printable ASCII are copied as one aligned segment; only the rest is looked at
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
 import unicodedata
 from collections import OrderedDict
@@ -162,6 +161,7 @@ class BodyIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         self._normalized: Normalized | None = None
+        self._folded: str | None = None
 
     @property
     def normalized(self) -> Normalized:
@@ -169,8 +169,15 @@ class BodyIndex:
             self._normalized = Normalized(self.text)
         return self._normalized
 
+    @property
+    def folded(self) -> str:
+        """The normalised text, case-folded to the same length (for the near-miss search only)."""
+        if self._folded is None:
+            self._folded = fold(self.normalized.text)
+        return self._folded
+
     def size(self) -> int:
-        return len(self.text) * (2 if self._normalized is not None else 1)
+        return len(self.text) * (1 + (self._normalized is not None) + (self._folded is not None))
 
 
 _BODIES: OrderedDict[str, BodyIndex] = OrderedDict()
@@ -244,47 +251,100 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+GRAM = 8  # characters per anchor of the near-miss search
+ANCHORS = 48  # anchors sampled evenly from a quote
+HITS = 64  # occurrences followed per anchor
+LONGEST = 256  # longest anchor tried on a repetitive page
+DRIFT = 24  # how far an insertion or deletion in the quote may shift the later anchors
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def fold(text: str) -> str:
+    """Lower case without changing the length (so offsets still map; non-ASCII that would grow stays)."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def _hits(text: str, needle: str, limit: int) -> list[int]:
+    found: list[int] = []
+    pos = text.find(needle)
+    while pos >= 0 and len(found) < limit:
+        found.append(pos)
+        pos = text.find(needle, pos + 1)
+    return found
+
+
+def _vote(votes: dict[int, int], hits: list[int], offset: int) -> None:
+    for pos in hits:
+        start = max(0, pos - offset)
+        votes[start] = votes.get(start, 0) + 1
+
+
+def _anchor(text: str, q: str, offset: int) -> list[int]:
+    """Where the piece of ``q`` at ``offset`` occurs: :data:`GRAM` characters, doubled (up to
+    :data:`LONGEST`) while it occurs :data:`HITS` times or more (repetitive pages: tables, lists, logs)."""
+    length = GRAM
+    while True:
+        hits = _hits(text, q[offset:offset + length], HITS)
+        if len(hits) < HITS or length >= LONGEST or offset + 2 * length > len(q):
+            return hits
+        length *= 2
+
+
 def closest_passage(body: BodyIndex, quote: str) -> str | None:
-    """The passage of the body most like ``quote`` (for the error that refuses it), or ``None``."""
+    """The passage of the body most like ``quote`` (for the error that refuses it), or ``None``.
+
+    Bounded work whatever the page and the quote: up to :data:`ANCHORS` short pieces of the quote (spread
+    over it; :data:`GRAM` characters, longer where that is too common) are looked up in the case-folded
+    normalised text, at most :data:`HITS` times each, and every hit votes for where the quote would start. The start with the most
+    votes within :data:`DRIFT` characters wins (an edit shifts the anchors after it a little). A quote none
+    of whose pieces occur falls back to its longest words. No pairwise comparison of quote and page runs,
+    so a 4,000-character near miss on a 1 MB page of repeated table rows costs a few C-level scans.
+    """
     nq = normalize(quote)
     if not nq:
         return None
+    text = body.folded
+    q = fold(nq)
+    votes: dict[int, int] = {}
+    if len(q) >= GRAM:
+        last = len(q) - GRAM
+        offsets = sorted({round(i * last / (ANCHORS - 1)) for i in range(ANCHORS)}) if last else [0]
+        for offset in offsets:
+            if q[offset:offset + GRAM].strip():
+                _vote(votes, _anchor(text, q, offset), offset)
+    if not votes:  # short, or every piece differs: anchor on the quote's longest words
+        tokens = sorted({t for t in _WORD.findall(q) if len(t) >= 3 or any(is_cjk(c) for c in t)},
+                        key=lambda t: (-len(t), t))
+        cjk_grams = [t[i:i + 2] for t in tokens if any(is_cjk(c) for c in t) and len(t) > 2
+                     for i in range(len(t) - 1)]
+        for token in tokens[:8] + cjk_grams[:8]:
+            _vote(votes, _hits(text, token, 25), q.find(token))
+    if not votes:
+        return None
+    starts = sorted(votes)
+    prefix = [0]
+    for s in starts:
+        prefix.append(prefix[-1] + votes[s])
+
+    def score(s: int) -> tuple[int, int, int]:
+        near = prefix[bisect.bisect_right(starts, s + DRIFT)] - prefix[bisect.bisect_left(starts, s - DRIFT)]
+        return near, votes[s], -s
+
+    best = max(starts, key=score)
     norm = body.normalized
-    folded = nq.lower()
-    tokens = sorted({t for t in _WORD.findall(folded) if len(t) >= 3 or any(is_cjk(c) for c in t)},
-                    key=lambda t: (-len(t), t))
-    cjk_grams = [t[i:i + 2] for t in tokens if any(is_cjk(c) for c in t) and len(t) > 2 for i in range(len(t) - 1)]
-    candidates: set[int] = set()
-    for token in (tokens[:8] + cjk_grams[:8]):
-        offset = folded.find(token)
-        for count, m in enumerate(re.finditer(re.escape(token), norm.text, re.IGNORECASE)):
-            if count >= 25:
-                break
-            candidates.add(max(0, m.start() - offset))
-    if not candidates:
+    end = min(len(norm.text), best + len(nq))
+    if end <= best:
         return None
-    width = len(nq)
-    best, best_score = -1, 0.0
-    for start in sorted(candidates)[:400]:
-        window = norm.text[start:start + width].lower()
-        matcher = difflib.SequenceMatcher(None, folded, window, autojunk=False)
-        if matcher.real_quick_ratio() <= best_score or matcher.quick_ratio() <= best_score:
-            continue
-        score = matcher.ratio()
-        if score > best_score:
-            best, best_score = start, score
-    if best < 0:
-        return None
-    end = min(len(norm.text), best + width)
     o_start, o_end = norm.orig_start(best), norm.orig_end(end)
-    text = body.text
+    original = body.text
     for _ in range(40):  # widen to whole words
-        if o_start == 0 or not text[o_start - 1].isalnum():
+        if o_start == 0 or not original[o_start - 1].isalnum():
             break
         o_start -= 1
     for _ in range(40):
-        if o_end >= len(text) or not text[o_end].isalnum():
+        if o_end >= len(original) or not original[o_end].isalnum():
             break
         o_end += 1
-    excerpt = _one_line(text[o_start:o_end])
+    excerpt = _one_line(original[o_start:min(o_end, o_start + 4 * EXCERPT)])
     return excerpt if len(excerpt) <= EXCERPT else excerpt[:EXCERPT - 1] + "…"

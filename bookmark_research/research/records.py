@@ -216,6 +216,17 @@ def _resume(session: Session, text: str) -> tuple[dict[str, Any], bool]:
     return recorded, False
 
 
+def _prepare_quotes(app: App, research_id: str, items: list[Any]) -> dict[Any, Any]:
+    """Quote look-ups (and closest passages) done on an unlocked snapshot; the locked step reuses them."""
+    if not any(isinstance(i, dict) and i.get("citations") for i in items):
+        return {}
+    try:
+        snapshot = store.open_session(app, research_id)
+    except BookmarkResearchError:
+        return {}  # the locked load reports it
+    return citations.prepare(snapshot, items)
+
+
 def _batch_error(index: int, exc: BookmarkResearchError) -> BookmarkResearchError:
     return type(exc)(f"entries[{index}]: {exc.message}; no entries were saved")
 
@@ -236,7 +247,9 @@ def record(app: App, research_id: str, entry: Any = None, entries: Any = None,
         for index, item in enumerate(entries):
             if isinstance(item, dict) and item.get("kind") in SINGLE_ONLY:
                 raise InvalidInputError(f"entries[{index}]: resume and external_run require a single entry call")
+    prepared = _prepare_quotes(app, research_id, [entry] if entries is None else entries)
     with store.locked_session(app, research_id) as session:
+        session.prepared_quotes = prepared
         if entries is None:
             kind, rid, recorded, replayed = _apply(session, entry, False)
             if not replayed or session.materialised:

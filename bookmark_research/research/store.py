@@ -166,6 +166,8 @@ class Session:
         self.directory = directory
         self.state = state
         self.materialised = materialised  # state differs from state.json by recovered receipts
+        #: quote look-ups done before the lock was taken ((source sha256, quote) → (match, closest passage))
+        self.prepared_quotes: dict[tuple[str, str], Any] = {}
 
     @property
     def id(self) -> str:
