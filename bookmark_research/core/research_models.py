@@ -209,7 +209,8 @@ ENTRY_HELP = (
     "claim_ids?, citations?, reason_code?: out_of_scope|non_content}; external_run {id, provider, run_id, status, "
     "text, result?, artifact_path?}; interruption {operation_id, text}; resume {text}. Quotes must stand in the "
     "saved text exactly or after normalisation (Unicode NFKC, whitespace, quote/dash/ellipsis variants, soft "
-    "hyphens and zero-width characters).")
+    "hyphens and zero-width characters; line-leading Markdown block markers and table pipes, so a quote may run "
+    "across list items or table cells).")
 
 
 class ResearchRecordInput(Input):

@@ -9,7 +9,14 @@ after the same *normalisation* is applied to the quote and to the text:
 4. dashes unified: ‐ ‑ ‒ – — ― − ⁃ ﹘ ﹣ become ``-``; ``⋯`` becomes ``...``; the ideographic full stop
    ``。`` becomes ``.``;
 5. every run of whitespace (spaces, tabs, CR/LF, no-break and ideographic spaces) becomes one space, and
-   disappears entirely between two CJK characters (a line wrapped inside Chinese or Japanese text).
+   disappears entirely between two CJK characters (a line wrapped inside Chinese or Japanese text);
+6. only when the first five do not find the quote, and the saved text has Markdown block structure (the
+   extractor saves pages as plain Markdown): line-leading block markers count as whitespace too — heading
+   ``#``–``######``, list ``-`` ``*`` ``+`` and ``1.`` ``1)``, quote ``>`` (nested too), the pipes of
+   table rows, table separator rows (``| --- | :-: |``) and code fence lines (````` ``` ````` / ``~~~``) —
+   so a quote may run across two list items, table cells or quoted lines. In the quote, the same markers
+   are dropped at the start of each of its lines (its own start included). The stored span still points
+   at the exact saved text, markers between its words included.
 
 Case, letters, digits and all other punctuation must match. The match is stored with its span in the
 *saved* text (``start``/``end`` character offsets), the exact text found there and ``match: exact |
@@ -34,6 +41,13 @@ EXTRA = {**{c: "'" for c in "‘’‚‛′‹›"}, **{c: '"' for c in "“”
 _IDENTITY_RUN = re.compile(r"[\x21-\x7e]+(?: [\x21-\x7e]+)*")
 _SPACE_RUN = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
+_BLOCK_MARKER = re.compile(  # line-leading Markdown block markers (step 6)
+    r"^[ \t]*(?:(?:```|~~~)[^\n]*$"  # a code fence line
+    r"|\|[ \t:|-]*-[ \t:|-]*$"  # a table separator row
+    r"|(?:>[ \t]?)*(?:#{1,6}(?=[ \t]|$)|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))"  # heading, list item (in a quote)
+    r"|(?:>[ \t]?)+)", re.M)  # quote marks
+_TABLE_ROW = re.compile(r"^[ \t]*\|[^\n]*$", re.M)
+_CELL_PIPE = re.compile(r"(?<!\S)\|(?!\S)")
 _CHAR: dict[str, tuple[str, bool]] = {}
 CACHE_CHARACTERS = 64_000_000
 EXCERPT = 300
@@ -63,7 +77,7 @@ def is_cjk(c: str) -> bool:
 class Normalized:
     """A normalised text and the map from its offsets back to the original's."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, markdown: bool = False) -> None:
         self.parts: list[str] = []
         self.n_start: list[int] = []
         self.o_start: list[int] = []
@@ -73,16 +87,31 @@ class Normalized:
         self._last = " "  # leading whitespace is dropped
         self._source = text
         pos = 0
-        for m in _IDENTITY_RUN.finditer(text):
+        for b_start, b_end in block_markers(text) if markdown else []:
+            self._plain(pos, b_start)
+            self._blank(b_start, b_end)
+            pos = b_end
+        self._plain(pos, len(text))
+        self.text = "".join(self.parts)
+        del self.parts, self._source
+
+    def _plain(self, begin: int, finish: int) -> None:
+        pos = begin
+        for m in _IDENTITY_RUN.finditer(self._source, begin, finish):
             start, end = m.span()
             if start > pos:
                 self._gap(pos, start)
             self._emit(m.group(), start, end - start, True)
             pos = end
-        if pos < len(text):
-            self._gap(pos, len(text))
-        self.text = "".join(self.parts)
-        del self.parts, self._source
+        if pos < finish:
+            self._gap(pos, finish)
+
+    def _blank(self, start: int, end: int) -> None:
+        """Block markers (with the whitespace around them): one space, or none between CJK characters."""
+        nxt = self._source[end] if end < len(self._source) else ""
+        nxt = _info(nxt)[0][:1] if nxt else ""
+        if self._last != " " and nxt and not (is_cjk(self._last) and is_cjk(nxt)):
+            self._emit(" ", start, end - start, False)
 
     def _emit(self, out: str, o_start: int, o_len: int, aligned: bool) -> None:
         if not out:
@@ -150,9 +179,33 @@ class Normalized:
         return self.o_start[i] + self.o_len[i]
 
 
-def normalize(text: str) -> str:
-    """The normalised form of ``text`` (see the module documentation), ends trimmed."""
-    return Normalized(text).text.strip()
+def block_markers(text: str) -> list[tuple[int, int]]:
+    """Spans of line-leading Markdown block markers and table pipes (step 6), each widened over the
+    whitespace around it, sorted and merged."""
+    spans = [m.span() for m in _BLOCK_MARKER.finditer(text) if m.end() > m.start()]
+    for row in _TABLE_ROW.finditer(text):
+        spans += [m.span() for m in _CELL_PIPE.finditer(text, row.start(), row.end())]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+        while end < len(text) and text[end].isspace():
+            end += 1
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def has_block_markers(text: str) -> bool:
+    return _BLOCK_MARKER.search(text) is not None or _TABLE_ROW.search(text) is not None
+
+
+def normalize(text: str, markdown: bool = False) -> str:
+    """The normalised form of ``text`` (see the module documentation), ends trimmed; ``markdown`` adds
+    step 6 (line-leading block markers and table pipes count as whitespace)."""
+    return Normalized(text, markdown).text.strip()
 
 
 class BodyIndex:
@@ -162,12 +215,20 @@ class BodyIndex:
         self.text = text
         self._normalized: Normalized | None = None
         self._folded: str | None = None
+        self._markdown: Normalized | None | bool = None  # False: the text has no block markers
 
     @property
     def normalized(self) -> Normalized:
         if self._normalized is None:
             self._normalized = Normalized(self.text)
         return self._normalized
+
+    @property
+    def markdown(self) -> Normalized | None:
+        """The normalised text with step 6 applied, or ``None`` when the text has no block markers."""
+        if self._markdown is None:
+            self._markdown = Normalized(self.text, markdown=True) if has_block_markers(self.text) else False
+        return self._markdown or None
 
     @property
     def folded(self) -> str:
@@ -177,7 +238,8 @@ class BodyIndex:
         return self._folded
 
     def size(self) -> int:
-        return len(self.text) * (1 + (self._normalized is not None) + (self._folded is not None))
+        return len(self.text) * (1 + (self._normalized is not None) + (self._folded is not None)
+                                 + isinstance(self._markdown, Normalized))
 
 
 _BODIES: OrderedDict[str, BodyIndex] = OrderedDict()
@@ -224,7 +286,12 @@ def locate(body: BodyIndex, quote: str) -> Match | None:
     norm = body.normalized
     j = norm.text.find(nq)
     if j < 0:
-        return None
+        norm = body.markdown  # step 6: across list items, table cells, quoted lines
+        nq = normalize(q, markdown=True)
+        j = norm.text.find(nq) if norm is not None and nq else -1
+        if j < 0:
+            return None
+    assert norm is not None
     start, end = norm.orig_start(j), norm.orig_end(j + len(nq))
     return Match(start, end, body.text[start:end], "normalized")
 
@@ -244,7 +311,26 @@ def recheck(text: str, citation: dict[str, Any]) -> str | None:
         return None
     if normalize(quote) and normalize(quote) in normalize(found):
         return None
+    if _within_span(text, start, end, normalize(quote, True)):
+        return None
     return "Stored quote does not match the text at its span"
+
+
+def _within_span(text: str, start: int, end: int, nq: str) -> bool:
+    """Whether ``nq`` (step-6 normalised) stands between ``start`` and ``end`` of ``text``; the span's
+    lines are normalised whole, so markers are read at their real line starts."""
+    if not nq:
+        return False
+    first = text.rfind("\n", 0, start) + 1
+    last = text.find("\n", end)
+    last = len(text) if last < 0 else last
+    region = Normalized(text[first:last], markdown=True)
+    j = region.text.find(nq)
+    while j >= 0:
+        if start <= first + region.orig_start(j) and first + region.orig_end(j + len(nq)) <= end:
+            return True
+        j = region.text.find(nq, j + 1)
+    return False
 
 
 def _one_line(text: str) -> str:
