@@ -102,9 +102,36 @@ def get(name: str) -> Operation:
     return OPERATIONS[name]
 
 
+def _not_unicode(value: Any, loc: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """Where ``value`` holds a string that is not valid Unicode (a lone surrogate: JSON allows the escape,
+    but no file can store it), or ``None``. Free-form JSON arguments would otherwise fail only when saved."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return loc
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _not_unicode(key, loc) if isinstance(key, str) else None
+            found = found if found is not None else _not_unicode(item, (*loc, key))
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _not_unicode(item, (*loc, index))
+            if found is not None:
+                return found
+    return None
+
+
 def parse_input(name: str, arguments: dict[str, Any]) -> BaseModel:
     """Validate arguments for operation ``name``; a one-line error names the field."""
     op = get(name)
+    bad = _not_unicode(arguments)
+    if bad is not None:
+        raise InvalidArgumentError(f"{name}: {field_path(bad) if bad else 'arguments'}: text is not valid Unicode "
+                                   "(a lone surrogate such as \\ud800); nothing was changed")
     try:
         return op.input_model.model_validate(arguments)
     except ValidationError as exc:

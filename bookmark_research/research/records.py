@@ -10,10 +10,11 @@ retracting a claim does the same and keeps the claim (with its quotes) in the hi
 from __future__ import annotations
 
 import copy
-import shutil
+import os
 import uuid
 from typing import Any
 
+from bookmark_research import atomic
 from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import BookmarkResearchError, ConflictError, InvalidInputError, NotFoundError
@@ -204,9 +205,8 @@ def _resume(session: Session, text: str) -> tuple[dict[str, Any], bool]:
     for key, name, ext in (("report", "report", "md"), ("sources", "sources", "json"), ("state", "state", "json")):
         source = session.directory / f"{name}.{ext}"
         target = session.directory / f"{name}-{suffix}.{ext}"
-        if source.exists():
-            shutil.copyfile(source, target)
-            target.chmod(0o600)
+        if source.exists() or os.path.islink(source):
+            atomic.write_bytes(target, store.read_regular(source, f"{name}.{ext}"))  # never through a link
             previous[key] = target.name
     for key in ("summary", "limitations", "finished_at", "artifacts"):
         state.pop(key, None)

@@ -179,7 +179,7 @@ def _scholarly(app: App, p: Any, session: Session, pairs: list[tuple[str, str]],
             saved = save(app, provider="literature", tool="literature_search",
                          request={"query": query, "providers": providers}, response=result, pages=pages,
                          retrieved_at=records[0]["retrieved_at"] if records else iso(),
-                         root=begun.directory / "evidence", index=False) if pages else None
+                         root=evidence_root(begun.directory), index=False) if pages else None
             captures.append((target, saved or {}, records, result))
             targets.append({"target": target, "query": query, "status": {"ok": "ok", "warning": "partial"}.get(
                 result["status"], "error"), "providers": providers, "diagnostics": result["diagnostics"],
@@ -262,10 +262,18 @@ def _archived(app: App, urls: list[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def evidence_root(directory: Path) -> Path:
+    """The session's ``evidence/`` folder, checked (no folder on the way a symbolic link) and laid out
+    (``pages/`` and ``captures/`` 0700) just before a write."""
+    store.check_folders(directory)
+    for sub in ("pages", "captures"):
+        store.make_dirs(directory / "evidence" / sub)
+    return directory / "evidence"
+
+
 def _copy_archived(directory: Path, entry: dict[str, Any]) -> None:
     """Copy an archived page and its capture files into the session's evidence folder."""
-    pages = directory / "evidence" / "pages"
-    store.make_dirs(pages)
+    pages = evidence_root(directory) / "pages"
     target = pages / f"{entry['sha256']}.txt"
     if not target.exists():
         atomic.write_bytes(target, entry["body"].read_bytes())
@@ -283,7 +291,7 @@ def _copy_archived(directory: Path, entry: dict[str, Any]) -> None:
 
 def _save_attempt(app: App, directory: Path, attempt: FetchAttempt, settings: Settings) -> dict[str, Any]:
     saved = save(app, provider=attempt.provider, tool=attempt.tool, request=attempt.request, response=attempt.raw,
-                 pages=attempt.pages, retrieved_at=attempt.retrieved_at, root=directory / "evidence", index=False)
+                 pages=attempt.pages, retrieved_at=attempt.retrieved_at, root=evidence_root(directory), index=False)
     if settings.archive.enabled:
         try:  # the shared archive too, so later sessions and search_archive find the page
             save(app, provider=attempt.provider, tool=attempt.tool, request=attempt.request, response=attempt.raw,

@@ -14,8 +14,9 @@ A session is a folder ``<root>/r-<16 hex>/`` (0700) holding readable files::
 
 The root is ``output_directory`` (one session), else settings ``output.directory``, else
 ``<data dir>/research``. Sessions placed elsewhere are remembered in ``<data dir>/research-locations.json``.
-Every write is atomic (temp file, fsync, rename); ``state.json`` must never be a symbolic link, and every
-artifact a state names must resolve inside the session folder.
+Every write is atomic (temp file, fsync, rename); neither ``state.json`` nor a folder the session writes
+through (:data:`FOLDERS`) may be a symbolic link, ``state.json`` must pass ``state_schema`` on every load,
+and every artifact a state names must resolve inside the session folder.
 """
 
 from __future__ import annotations
@@ -237,6 +238,27 @@ def _remember(cache: OrderedDict[str, dict[str, Any]], key: str, value: dict[str
         cache.popitem(last=False)
 
 
+#: The folders a session writes through (its own folder first); none may be a symbolic link.
+FOLDERS = ("", "operations", "evidence", "evidence/pages", "evidence/captures", "work", "external-runs")
+
+
+def check_folders(directory: Path, *more: str) -> None:
+    """Refuse a session whose folder, or a folder it writes through, is a symbolic link (or not a folder):
+    a write would land outside the session while every later read refuses it."""
+    for relative in FOLDERS + more:
+        path = directory / relative if relative else directory
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue  # created (0700) when first needed
+        except OSError as exc:
+            raise StorageError(f"{path}: cannot inspect the research folder ({exc.strerror})") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise StorageError(f"Research folder must not be a symbolic link: {path}")
+        if not stat.S_ISDIR(st.st_mode):
+            raise StorageError(f"Research folder is not a folder: {path}")
+
+
 def _refuse_symlink(path: Path) -> None:
     if os.path.islink(path):
         raise StorageError(f"state.json must not be a symbolic link: {path}")
@@ -265,6 +287,10 @@ def load_state(directory: Path) -> tuple[dict[str, Any], bool]:
     if state.get("schema_version") != SCHEMA_VERSION or state.get("research_id") != directory.name:
         raise StorageError(f"{path}: not a research session state (schema_version {SCHEMA_VERSION} for "
                            f"{directory.name} expected)")
+    from bookmark_research.research import state_schema
+
+    state_schema.check(state, path)
+    check_folders(directory)
     inventory = directory / "inventory.json"
     if file_sha256(inventory, "inventory.json") != state.get("inventory_manifest_sha256"):
         raise StorageError(f"Frozen input inventory hash changed: {inventory}")
@@ -338,7 +364,7 @@ def create(root: Path, research_id: str, files: dict[str, str]) -> Path:
         os.rmdir(staging)
         raise StorageError(f"Research task folder already exists: {target}")
     try:
-        for sub in ("operations", "evidence", "work"):
+        for sub in ("operations", "evidence", "evidence/pages", "evidence/captures", "work"):
             (staging / sub).mkdir(mode=0o700)
         for name, text in files.items():
             atomic.write_text(staging / name, text)
@@ -352,5 +378,7 @@ def create(root: Path, research_id: str, files: dict[str, str]) -> Path:
 
 
 def make_dirs(path: Path) -> None:
-    """Create a folder inside a session (0700 for every new level)."""
+    """Create a folder inside a session (0700 for every new level); an existing symbolic link is refused."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if os.path.islink(path):
+        raise StorageError(f"Research folder must not be a symbolic link: {path}")
