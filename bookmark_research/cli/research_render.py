@@ -107,16 +107,20 @@ def searched(r: dict[str, Any]) -> None:
         click.echo(r["next_action"])
         return
     result = r.get("result") or {}
+    web_errors = result.get("errors", [])
     for t in result.get("targets", []):
         click.echo(f"{click.style(t['target'], bold=True)} [{t['status']}]")
         for hit in t.get("results", [])[:10]:
             click.echo(f"  {_cut(hit['title'], 60):<60}  {hit['url']}")
         for sid in t.get("source_ids", []):
             click.echo(f"  source {sid}")
+        if r.get("status") != "error":  # a failed search says why in its one stderr line
+            for e in t.get("errors", []) + [e for e in web_errors if e.get("target") == t["target"]]:
+                click.echo(f"  failed: {e['error']}")
     for s in r.get("sources", []):
         click.echo(f"  {s['id']}  {s.get('year') or ''} {_cut(s.get('title') or '', 70)}  doi:{s.get('doi') or '-'}")
-    if r.get("error"):
-        click.echo(f"error: {r['error']}")
+    if r.get("status") != "error" and r.get("next_action"):
+        click.echo(r["next_action"])
 
 
 def fetched(r: dict[str, Any]) -> None:

@@ -39,6 +39,10 @@ from bookmark_research.research.store import Session
 WEB = ("exa", "parallel", "tavily", "jina")
 SCHOLARLY = ("openalex", "semantic_scholar", "crossref", "pubmed", "arxiv")
 FETCH_NEXT = ("Read each source with research_source, record a source_review, then claims quoting the saved text.")
+SCHOLARLY_NEXT = ("Scholarly records are sources: read them with research_source (research source ID SOURCE) and "
+                  "review them before quoting an abstract; fetch the paper's page to read more.")
+SCHOLARLY_FAILED = ("No scholarly record was found. Retrying needs a new operation_id and budget (other providers or "
+                    "another query); or record a gap.")
 FETCH_FAILED = ("No page text was read. Retrying needs a new operation_id and budget; or import text the host read "
                 "with research_import_evidence, record a blocked inventory_review, or a gap.")
 
@@ -123,6 +127,14 @@ def search(app: App, p: Any) -> dict[str, Any]:
                              actual_usage=payload.get("usage"))
 
 
+def _provider_reason(diagnostic: dict[str, Any]) -> str:
+    """One provider's failure in a scholarly search, as a line naming it."""
+    if diagnostic.get("missing"):
+        return f"{diagnostic['provider']}: needs {', '.join(diagnostic['missing'])}"
+    reason = diagnostic.get("error") or diagnostic.get("status") or "failed"
+    return reason if reason.startswith(f"{diagnostic['provider']}:") else f"{diagnostic['provider']}: {reason}"
+
+
 def _record_text(record: dict[str, Any]) -> str:
     lines = [record.get("title") or "(untitled)"]
     authors = "; ".join(a if isinstance(a, str) else str(a) for a in (record.get("authors") or [])[:20])
@@ -181,14 +193,27 @@ def _scholarly(app: App, p: Any, session: Session, pairs: list[tuple[str, str]],
                          retrieved_at=records[0]["retrieved_at"] if records else iso(),
                          root=evidence_root(begun.directory), index=False) if pages else None
             captures.append((target, saved or {}, records, result))
-            targets.append({"target": target, "query": query, "status": {"ok": "ok", "warning": "partial"}.get(
+            view = {"target": target, "query": query, "status": {"ok": "ok", "warning": "partial"}.get(
                 result["status"], "error"), "providers": providers, "diagnostics": result["diagnostics"],
-                "record_count": len(records)})
+                "record_count": len(records)}
+            failures = [d for d in result["diagnostics"]["providers"] if d["status"] != "ok"]
+            if failures:
+                view["errors"] = [{"provider": d["provider"], "error": _provider_reason(d),
+                                   "error_kind": d.get("error_kind") or "provider_error"} for d in failures]
+            if view["status"] == "error":
+                view["error"] = "; ".join(e["error"] for e in view.get("errors", [])) or "no records"
+            targets.append(view)
         statuses = [t["status"] for t in targets]
         status = "ok" if all(s == "ok" for s in statuses) else "error" if all(s == "error" for s in statuses) \
             else "partial"
-        return {"status": status, "result": {"kind": "scholarly", "targets": targets},
-                "usage": {"tool_calls": sum(len(v) for v in plan.values())}}
+        out = {"status": status, "result": {"kind": "scholarly", "targets": targets},
+               "usage": {"tool_calls": sum(len(v) for v in plan.values())}}
+        if status == "error":
+            reasons = list(dict.fromkeys(t["error"] for t in targets))
+            kinds = [e["error_kind"] for t in targets for e in t.get("errors", [])]
+            out.update(error="no scholarly provider succeeded: " + "; ".join(reasons),
+                       error_kind=kinds[0] if kinds else "no_usable_provider")
+        return out
 
     payload, exc = _request(run)
     if exc is not None:
@@ -220,8 +245,7 @@ def _scholarly(app: App, p: Any, session: Session, pairs: list[tuple[str, str]],
             for target in payload["result"]["targets"]:
                 target["source_ids"] = [src["id"] for src in new if src["question_id"] == target["target"]]
             payload["sources"] = new
-            payload["next_action"] = ("Scholarly records are sources: read them with research_source and review "
-                                      "them before quoting an abstract; fetch the paper's page to read more.")
+            payload["next_action"] = SCHOLARLY_NEXT if new else SCHOLARLY_FAILED
         return payload, payload["status"]
 
     return operations.commit(app, begun, build, sources if exc is None else None, actual_usage=payload.get("usage"))
