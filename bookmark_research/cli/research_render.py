@@ -97,7 +97,10 @@ def inventory(r: dict[str, Any]) -> None:
 
 
 def _replay(r: dict[str, Any]) -> None:
-    if r.get("replayed"):
+    if r.get("replayed") and r.get("status") == "pending":
+        click.secho(f"(operation {r['operation_id']} was interrupted before its result was saved; nothing was sent "
+                    "again)", dim=True)
+    elif r.get("replayed"):
         click.secho(f"(replayed: operation {r['operation_id']} already ran; nothing was sent again)", dim=True)
 
 
@@ -152,6 +155,9 @@ def source(r: dict[str, Any]) -> None:
 
 def imported(r: dict[str, Any]) -> None:
     _replay(r)
+    if r["status"] == "pending":
+        click.echo(r["next_action"])
+        return
     s = r["source"]
     click.echo(f"Imported {s['id']} ({s['content_kind']}, {s['characters']} characters) from {s['url']}")
     click.echo(r["next_action"])
