@@ -155,8 +155,14 @@ def render(session: Session, cover: dict[str, Any], coverage_file: str) -> str:
             out += [f"Previous answer (requires revision): {q['answer']}", ""]
         else:
             out += ["No supported answer recorded.", ""]
-        if q.get("gap"):
-            out += [f"Unresolved: {q['gap']}", ""]
+        gaps = coverage.recorded_gaps(state, q["id"])
+        for gap in gaps:
+            if gap["status"] == "open":
+                out += [f"Unresolved: {gap['text']}", ""]
+        earlier = [g for g in gaps if g["status"] == "superseded"]
+        if earlier:
+            out += ["Gaps recorded earlier (superseded by a later answer or gap):", ""]
+            out += [f"- {g['text']} ({g['at']})" for g in earlier] + [""]
 
     out += ["## Claims and evidence", ""]
     for c in state["claims"]:

@@ -1,0 +1,53 @@
+"""What the report, the coverage file and the terminal say about a session (QA B9, B10 and papercuts)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bookmark_research.errors import BookmarkResearchError
+from tests.conftest import run_cli
+from tests.research_support import PAGE, claim, imported, record, start
+
+URL = "https://docs.example/service"
+
+
+def ready(core, **kw) -> str:
+    """A session over one URL, read by import, reviewed, quoted and answered: ready to finish completed."""
+    rid = start(core, [URL], **kw)["research_id"]
+    imported(core, rid, "i1", URL)
+    record(core, rid, kind="source_review", source_id="s1", verdict="accepted", text="The official page")
+    claim(core, rid, "s1", "the service supports search and fetch.")
+    record(core, rid, kind="answer", question_id="q1", answer="Search and fetch.", claim_ids=["c1"])
+    inventory_id = core("research_inventory", research_id=rid)["items"][0]["id"]
+    record(core, rid, kind="inventory_review", inventory_id=inventory_id, disposition="reviewed", text="Read",
+           question_ids=["q1"], source_ids=["s1"], claim_ids=["c1"])
+    return rid
+
+
+def test_a_gap_stays_in_the_report_after_a_later_answer(core):
+    rid = ready(core)
+    record(core, rid, kind="gap", question_id="q1", text="late: the rate limits are not documented")
+    record(core, rid, kind="answer", question_id="q1", answer="Search and fetch, revisited", claim_ids=["c1"])
+    record(core, rid, kind="gap", question_id="q1", text="still unsure about batching")
+    record(core, rid, kind="answer", question_id="q1", answer="Search and fetch, final", claim_ids=["c1"])
+    done = core("research_finish", research_id=rid, summary="s")
+    folder = core.data_dir / "research" / rid
+    report = (folder / "report.md").read_text()
+    assert "Gaps recorded earlier (superseded by a later answer or gap):" in report
+    assert "- late: the rate limits are not documented (" in report and "- still unsure about batching (" in report
+    assert "Unresolved:" not in report
+    rows = json.loads((folder / done["artifacts"]["coverage"].split("/")[-1]).read_text())["questions"]
+    assert [g["text"] for g in rows[0]["recorded_gaps"]] == ["late: the rate limits are not documented",
+                                                             "still unsure about batching"]
+    assert {g["status"] for g in rows[0]["recorded_gaps"]} == {"superseded"}
+
+
+def test_an_open_gap_is_reported_as_unresolved_once(core):
+    rid = start(core, [URL])["research_id"]
+    record(core, rid, kind="gap", question_id="q1", text="first try failed")
+    record(core, rid, kind="gap", question_id="q1", text="nothing could be read")
+    core("research_finish", research_id=rid, summary="s", status="incomplete")
+    report = (core.data_dir / "research" / rid / "report.md").read_text()
+    assert report.count("Unresolved: nothing could be read") == 1 and "- first try failed (" in report
