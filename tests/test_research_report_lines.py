@@ -51,3 +51,21 @@ def test_an_open_gap_is_reported_as_unresolved_once(core):
     core("research_finish", research_id=rid, summary="s", status="incomplete")
     report = (core.data_dir / "research" / rid / "report.md").read_text()
     assert report.count("Unresolved: nothing could be read") == 1 and "- first try failed (" in report
+
+
+def test_bookmark_refs_without_subset_say_they_only_mark_focus(core, demo):
+    """QA B10: one --bookmark-ref froze the whole source and only the JSON showed why."""
+    core.sync(demo, source_id="demo")
+    probe = core("research_start", brief="b", questions=[{"id": "q1", "question": "q"}], source_ids=["demo"])
+    instance = core("research_inventory", research_id=probe["research_id"])["items"][0]["instances"][0]
+    ref = ("demo", instance["section_id"], instance["item_id"])
+    proc = run_cli("research", "start", "--brief", "ref test", "-q", "q1=x", "--bookmark-ref", *ref,
+                   data_dir=core.data_dir)
+    assert proc.returncode == 0, proc.stderr
+    assert "whole source; 1 bookmark as focus; use --scope-mode subset to narrow the scope to them" in proc.stdout
+    out = core("research_start", brief="b", questions=[{"id": "q1", "question": "q"}],
+               bookmark_refs=[dict(zip(("source_id", "section_id", "item_id"), ref))])
+    assert out["source_scope"]["mode"] == "whole" and "scope_mode subset" in out["source_scope"]["focus_note"]
+    narrowed = run_cli("research", "start", "--brief", "ref test", "-q", "q1=x", "--bookmark-ref", *ref,
+                       "--scope-mode", "subset", data_dir=core.data_dir)
+    assert narrowed.returncode == 0 and "as focus" not in narrowed.stdout and "scope: subset · 1/" in narrowed.stdout

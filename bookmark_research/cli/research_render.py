@@ -30,6 +30,10 @@ def overview(r: dict[str, Any]) -> None:
     click.echo(f"  scope: {scope['mode']} · {scope['selected_url_count']}/{scope['input_url_count']} URLs · "
                f"{scope['selected_instance_count']}/{scope['input_instance_count']} bookmark instances"
                + (f" · sources {', '.join(r['source_ids'])}" if r["source_ids"] else ""))
+    focus = scope.get("focus_bookmark_refs_total") or 0
+    if scope["mode"] == "whole" and focus:
+        click.secho(f"  whole source; {focus} bookmark{'' if focus == 1 else 's'} as focus; use --scope-mode subset "
+                    "to narrow the scope to them", fg="yellow")
     used, budget = r["usage"], r["budget"]
     click.echo(f"  budget used: search {used['search_calls']}/{budget['max_search_calls']}, fetch "
                f"{used['fetch_calls']}/{budget['max_fetch_calls']}, rounds {used['rounds']}/{budget['max_rounds']}")
