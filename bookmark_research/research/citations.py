@@ -51,7 +51,8 @@ def verify(session: Session, citations: Any, *, allow_rejected: bool = False, mi
         if found is None:
             passage = passage if prepared is not None else closest_passage(body, quote)
             hint = (f'; closest passage in {source["id"]}: "{passage}"' if passage else
-                    f"; no passage of {source['id']} shares words with it (read it with research_source)")
+                    f"; no passage of {source['id']} shares words with it (read it with research_source; terminal: "
+                    f"research source {session.id} {source['id']})")
             raise InvalidInputError(f"Quote is absent from saved source {source['id']}{hint}")
         out.append({"source_id": source["id"], "quote": quote.strip(), "source_sha256": source["sha256"],
                     "quote_verified": True, **found.as_citation()})

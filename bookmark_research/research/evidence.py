@@ -23,8 +23,8 @@ from bookmark_research.research.store import Session
 
 PROVENANCE_KINDS = ("page", "archived_page", "local_document", "external_report")
 _LINKS: dict[tuple[str, str], Links] = {}
-REVIEW_NEXT = ("Read the saved text with research_source, then record a source_review (accepted, rejected or "
-               "uncertain) before relying on it.")
+REVIEW_NEXT = ("Read the saved text with research_source (terminal: research source ID SOURCE), then record a "
+               "source_review (accepted, rejected or uncertain) before relying on it.")
 
 
 def links(session: Session) -> Links:

@@ -38,10 +38,12 @@ COUNTERS = {"max_search_calls": "search_calls", "max_fetch_calls": "fetch_calls"
 PER_URL_FETCHERS = ("jina", "direct")  # one HTTP request per URL: one budget unit per URL
 BATCH_URLS = 8
 CLOSED = "Research is closed; inspect its report or start a new session"
-INCOMPLETE = "Research has an incomplete report; use research_record kind=resume with a reason to continue"
+INCOMPLETE = ("Research has an incomplete report; use research_record kind=resume with a reason to continue (terminal: "
+              "bookmark-research research resume ID --reason TEXT)")
 NOT_PENDING = "Research operation is no longer pending; its late result was not committed"
-PENDING_NEXT = ("Inspect the saved operation; acknowledge interruption with research_record before using a new "
-                "operation_id. No automatic retry or budget refund.")
+PENDING_NEXT = ("Inspect the saved operation; acknowledge interruption with research_record kind=interruption "
+                "(terminal: research record ID) before using a new operation_id. No automatic retry or budget "
+                "refund.")
 BUDGET_UNIT = ("search_calls: one per provider x question x query; fetch_calls: one per provider batch of up to "
                "8 URLs (jina and direct: one per URL); rounds: one per research_search call. Reservations are made "
                "before any network request and never refunded; saved-text reads, records, imports and reports are free.")

@@ -198,8 +198,12 @@ def _apply(session: Session, entry: Any, in_batch: bool) -> tuple[str, str, dict
 
 def _resume(session: Session, text: str) -> tuple[dict[str, Any], bool]:
     state = session.state
+    if state["status"] == "active":
+        raise ConflictError("Only an incomplete report can be resumed; this session is active and already accepts "
+                            "steps")
     if state["status"] != "incomplete":
-        raise ConflictError("Only an incomplete report can be resumed; active sessions already accept steps")
+        raise ConflictError(f"Only an incomplete report can be resumed; this session is {state['status']} (closed): "
+                            "start a new session to go on")
     suffix = uuid.uuid4().hex[:12]
     previous = {}
     for key, name, ext in (("report", "report", "md"), ("sources", "sources", "json"), ("state", "state", "json")):

@@ -271,8 +271,8 @@ def report(app: App, research_id: str) -> dict[str, Any]:
 
     session = store.open_session(app, research_id)
     if not session.state.get("artifacts"):
-        raise NotFoundError("Research has no report yet; finish it with research_finish (status incomplete keeps "
-                            "it resumable)")
+        raise NotFoundError("Research has no report yet; finish it with research_finish (terminal: research finish "
+                            "ID --summary TEXT; status incomplete keeps it resumable)")
     path = session.path(session.state["artifacts"]["report"])
     data = store.read_regular(path, "report.md")
     return {"research_id": session.id, "status": session.state["status"], "path": str(path),

@@ -38,13 +38,15 @@ from bookmark_research.research.store import Session
 
 WEB = ("exa", "parallel", "tavily", "jina")
 SCHOLARLY = ("openalex", "semantic_scholar", "crossref", "pubmed", "arxiv")
-FETCH_NEXT = ("Read each source with research_source, record a source_review, then claims quoting the saved text.")
-SCHOLARLY_NEXT = ("Scholarly records are sources: read them with research_source (research source ID SOURCE) and "
-                  "review them before quoting an abstract; fetch the paper's page to read more.")
+FETCH_NEXT = ("Read each source with research_source (terminal: research source ID SOURCE), record a source_review, "
+              "then claims quoting the saved text (research_record; terminal: research record ID).")
+SCHOLARLY_NEXT = ("Scholarly records are sources: read them with research_source (terminal: research source ID "
+                  "SOURCE) and review them before quoting an abstract; fetch the paper's page to read more.")
 SCHOLARLY_FAILED = ("No scholarly record was found. Retrying needs a new operation_id and budget (other providers or "
                     "another query); or record a gap.")
 FETCH_FAILED = ("No page text was read. Retrying needs a new operation_id and budget; or import text the host read "
-                "with research_import_evidence, record a blocked inventory_review, or a gap.")
+                "with research_import_evidence (terminal: research import ID --input FILE), record a blocked "
+                "inventory_review, or a gap.")
 
 
 def _questions(session: Session, ids: list[str]) -> None:
