@@ -69,3 +69,59 @@ def test_bookmark_refs_without_subset_say_they_only_mark_focus(core, demo):
     narrowed = run_cli("research", "start", "--brief", "ref test", "-q", "q1=x", "--bookmark-ref", *ref,
                        "--scope-mode", "subset", data_dir=core.data_dir)
     assert narrowed.returncode == 0 and "as focus" not in narrowed.stdout and "scope: subset · 1/" in narrowed.stdout
+
+
+def test_failed_reads_say_why_and_loopback_costs_nothing(core):
+    """Papercuts 3, 4, 5, 21: a failed source shows its error (terminal and report), a claim on it names the
+    citation and the source, a budget refusal says what the step needs, and a loopback URL the direct fetcher
+    refuses is refused before any budget."""
+    from tests.research_support import PageSite, allow_loopback
+
+    with PageSite({}) as site:
+        url = site.base + "/missing"
+        rid = start(core, [url, site.base + "/other"], providers=["direct"], budget={"max_fetch_calls": 1})["research_id"]
+        with pytest.raises(BookmarkResearchError, match=r"urls\[0\]: http://127\.0\.0\.1:\d+/missing is a private, "
+                                                         r"loopback or link-local address.*nothing was reserved"):
+            core("research_fetch", research_id=rid, operation_id="f0", question_id="q1", urls=[url])
+        assert core("research_status", research_id=rid)["usage"]["fetch_calls"] == 0
+        allow_loopback()
+        with pytest.raises(BookmarkResearchError, match=r"budget exhausted: fetch_calls \(this step needs 2, 1 left\)"):
+            core("research_fetch", research_id=rid, operation_id="f1", question_id="q1",
+                 urls=[url, site.base + "/other"])
+        failed = core("research_fetch", research_id=rid, operation_id="f2", question_id="q1", urls=[url])
+    assert failed["status"] == "error" and failed["error"] == "direct: no usable page text (not_found (HTTP 404))"
+    reason = "not_found (HTTP 404)"
+    shown = run_cli("research", "source", rid, "s1", data_dir=core.data_dir)
+    assert shown.returncode == 0 and f"not read: {reason}" in shown.stderr
+    with pytest.raises(BookmarkResearchError, match=r"citations\[0\]: source s1: Source has no extracted page text"):
+        claim(core, rid, "s1", "Not Found at all here")
+    core("research_finish", research_id=rid, summary="s", status="incomplete")
+    report = (core.data_dir / "research" / rid / "report.md").read_text()
+    assert f"Not read: {reason}" in report
+
+
+def test_status_pages_events_operations_and_a_finished_overview_read_plainly(core):
+    """Papercuts 7, 8, 9, 10."""
+    rid = ready(core)
+    d = core.data_dir
+    empty = run_cli("research", "status", rid, "--section", "conflicts", data_dir=d)
+    assert empty.stdout.strip() == "conflicts: none"
+    past = run_cli("research", "status", rid, "--section", "claims", "--offset", "50", data_dir=d)
+    assert past.stdout.strip() == "claims: none at offset 50 (1 in all)"
+    events = run_cli("research", "status", rid, "--section", "events", data_dir=d).stdout
+    assert "{'" not in events and "source_review" in events and "s1 accepted: The official page" in events
+    ops = run_cli("research", "status", rid, "--section", "operations", data_dir=d).stdout
+    assert "i1  import_evidence ok · reserved nothing" in ops
+    record(core, rid, kind="inventory_review", inventory_id=core("research_inventory", research_id=rid)["items"][0]["id"],
+           disposition="excluded", reason_code="out_of_scope", text="Not about the service")
+    core("research_finish", research_id=rid, summary="Cancelled after one page", status="cancelled")
+    overview = run_cli("research", "status", rid, data_dir=d).stdout
+    assert "ready to finish" not in overview and "report: " in overview and "cancelled" in overview
+    report = (d / "research" / rid / "report.md").read_text()
+    assert "Input: a plain URL list" in report and "None" not in report.split("## Research questions")[0]
+    assert "Budget used (reserved before each request, never refunded): search calls 0/16 · fetch calls 0/13" in report
+    assert "## Inputs excluded or blocked" in report and f"{URL} — excluded (out_of_scope): Not about the service" in report
+    questions_only = start(core)["research_id"]
+    record(core, questions_only, kind="gap", question_id="q1", text="nothing")
+    core("research_finish", research_id=questions_only, summary="s", status="cancelled")
+    assert "Input: questions only (no bookmarks)" in (d / "research" / questions_only / "report.md").read_text()

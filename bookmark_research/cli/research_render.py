@@ -9,13 +9,15 @@ import click
 from bookmark_research.cli.render import _cut, _table, _width
 
 
-def _metrics(cover: dict[str, Any]) -> None:
+def _metrics(cover: dict[str, Any], status: str = "active") -> None:
     m = cover["metrics"]
     parts = []
     for label, key in (("accounted for", "accounted_for"), ("usable text", "usable_text"),
                        ("substantive review", "substantive_review"), ("questions complete", "question_completion")):
         parts.append(f"{label} {m[key]['count']}/{m[key]['total']}")
     click.echo("  coverage: " + ", ".join(parts))
+    if status != "active":  # finished: what blocked completion no longer asks for anything
+        return
     if cover["completion_ready"]:
         click.secho("  ready to finish as completed", fg="green")
     for blocker in cover["completion_blockers"]:
@@ -44,7 +46,7 @@ def overview(r: dict[str, Any]) -> None:
     if freshness and freshness["state"] == "changed":
         click.secho("  the indexed input changed since this session froze it (the session keeps its scope)",
                     fg="yellow")
-    _metrics(r["coverage"])
+    _metrics(r["coverage"], r["status"])
     click.echo("")
     for q in r["questions"]:
         click.echo(f"{click.style(q['id'], bold=True)} [{q['status']}] {_cut(q['question'], width - 20)}")
@@ -79,11 +81,9 @@ def status(r: dict[str, Any]) -> None:
         _table(rows, ["session", "status", "location", "created", "brief"])
         return
     if r.get("section") is not None:
-        click.echo(f"{r['section']} {r['offset'] + 1}–{r['offset'] + len(r['items'])} of {r['total']}")
+        click.echo(_page_line(r["section"], r["offset"], len(r["items"]), r["total"]))
         for item in r["items"]:
-            label = item.get("id") or item.get("instance_id") or item.get("kind") or ""
-            text = item.get("statement") or item.get("question") or item.get("url") or item.get("text") or \
-                item.get("title") or item.get("original_url") or str(item.get("value", ""))
+            label, text = _section_item(r["section"], item)
             click.echo(f"  {label}  {_cut(str(text), _width() - len(label) - 4)}")
         if r["next_offset"] is not None:
             click.echo(f"  … more with --offset {r['next_offset']}")
@@ -91,9 +91,44 @@ def status(r: dict[str, Any]) -> None:
     overview(r)
 
 
+def _page_line(what: str, offset: int, shown: int, total: int) -> str:
+    """``claims 1–20 of 35``; ``conflicts: none``; ``claims: none at offset 50 (10 in all)``."""
+    if not total:
+        return f"{what}: none"
+    if not shown:
+        return f"{what}: none at offset {offset} ({total} in all)"
+    return f"{what} {offset + 1}–{offset + shown} of {total}"
+
+
+def _summary(value: Any) -> str:
+    """A recorded value in one line: its id, kind or status and its text (never a Python repr)."""
+    if not isinstance(value, dict):
+        return str(value)
+    review = value.get("review") if isinstance(value.get("review"), dict) else {}
+    parts = [value.get(k) for k in ("id", "source_id", "inventory_id", "status", "verdict", "disposition")]
+    parts.append(review.get("verdict"))
+    head = " ".join(dict.fromkeys(str(x) for x in parts if isinstance(x, (str, int))))
+    text = next((value[k] for k in ("statement", "answer", "gap", "text", "question", "explanation")
+                 if isinstance(value.get(k), str) and value[k]), None) or review.get("text") or ""
+    return f"{head}: {text}" if head and text else head or str(text)
+
+
+def _section_item(section: str, item: dict[str, Any]) -> tuple[str, str]:
+    if section == "events":
+        return f"{item.get('at', '')} {item.get('kind', '')}", _summary(item.get("value"))
+    if section == "operations":
+        reserved = ", ".join(f"{k} {v}" for k, v in (item.get("reserved") or {}).items()) or "nothing"
+        return item.get("id", ""), (f"{item.get('kind')} {item.get('status')} · reserved {reserved}"
+                                    + (f" · {item['error']}" if item.get("error") else ""))
+    label = item.get("id") or item.get("instance_id") or item.get("kind") or ""
+    text = item.get("statement") or item.get("question") or item.get("url") or item.get("text") or \
+        item.get("title") or item.get("original_url") or _summary(item.get("value", ""))
+    return label, text
+
+
 def inventory(r: dict[str, Any]) -> None:
-    click.echo(f"{r['offset'] + 1}–{r['offset'] + len(r['items'])} of {r['total']} inventory entries "
-               f"(frozen in {r['manifest_path']})")
+    click.echo(_page_line("inventory entries", r["offset"], len(r["items"]), r["total"])
+               + f" (frozen in {r['manifest_path']})")
     for e in r["items"]:
         click.echo(f"  {e['id']}  {e['url_kind']:<11} {len(e['instances'])}×  {_cut(e['original_url'], _width() - 60)}")
     if r["next_offset"] is not None:
@@ -147,8 +182,9 @@ def fetched(r: dict[str, Any]) -> None:
 
 def source(r: dict[str, Any]) -> None:
     s = r["source"]
-    click.secho(f"{s['id']} · {s['provider']} · {s['url']} · {s['extraction_status']} · sha256 {s.get('sha256')}",
-                dim=True, err=True)
+    click.secho(f"{s['id']} · {s['provider']} · {s['url']} · {s['extraction_status']}"
+                + (f" · sha256 {s['sha256']}" if s.get("sha256") else "")
+                + (f" · not read: {s['failure']}" if s.get("failure") else ""), dim=True, err=True)
     click.echo(r["text"], nl=False)
     if r["text"] and not r["text"].endswith("\n"):
         click.echo("")
@@ -184,7 +220,7 @@ def coverage(r: dict[str, Any]) -> None:
     counts = r["difference_counts"]
     click.echo("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if r["items"]:
-        click.echo(f"\n{r['filter']}: {r['offset'] + 1}–{r['offset'] + len(r['items'])} of {r['total']}")
+        click.echo("\n" + _page_line(r["filter"], r["offset"], len(r["items"]), r["total"]))
     for row in r["items"]:
         flags = [f for f in ("missing", "unread", "unreviewed", "blocked", "excluded", "reviewed") if row.get(f)]
         click.echo(f"  {row['id']}  {row['disposition']:<10} {','.join(flags):<28} "

@@ -107,9 +107,10 @@ class BudgetExhaustedError(ConflictError):
     kind = "budget_exhausted"
 
 
-def budget_exhausted(counter: str) -> BudgetExhaustedError:
-    return BudgetExhaustedError(f"Research budget exhausted: {counter}; synthesize available evidence or finish "
-                                "incomplete")
+def budget_exhausted(counter: str, needed: int | None = None, left: int | None = None) -> BudgetExhaustedError:
+    detail = f" (this step needs {needed}, {max(0, left)} left)" if needed is not None and left is not None else ""
+    return BudgetExhaustedError(f"Research budget exhausted: {counter}{detail}; synthesize available evidence or "
+                                "finish incomplete")
 
 
 def require_active(state: dict[str, Any]) -> None:
@@ -228,7 +229,7 @@ def reserve(app: App, research_id: str, operation_id: str, kind: str, parameters
         amount = {k: v for k, v in cost(session).items() if v}
         over = _fits(session.state, amount)
         if over is not None:
-            raise budget_exhausted(over)
+            raise budget_exhausted(over, amount.get(over, 0), remaining(session.state)[over])
         op = {"id": operation_id, "kind": kind, "digest": digests[0], "parameters": parameters, "status": "pending",
               "reserved": {}, "started_at": iso(), "finished_at": None, "result_file": None, **(extra or {})}
         _add(session.state, op, amount)

@@ -85,11 +85,13 @@ def _apply(session: Session, entry: Any, in_batch: bool) -> tuple[str, str, dict
         raise InvalidInputError("entry must be an object")
     kind = entry.get("kind")
     if not isinstance(kind, str) or kind not in FIELDS:
-        raise InvalidInputError("Unknown research entry kind or fields")
+        raise InvalidInputError(f"kind: Unknown research entry kind {kind!r} (one of {', '.join(FIELDS)})")
     required, optional = FIELDS[kind]
     keys = set(entry) - {"kind"}
     if not keys <= required | optional:
-        raise InvalidInputError("Unknown research entry kind or fields")
+        takes = ", ".join(sorted(required)) + (f"; optional {', '.join(sorted(optional))}" if optional else "")
+        raise InvalidInputError(f"Unknown fields of a {kind} entry: {', '.join(sorted(map(str, keys - required - optional)))} "
+                                f"(a {kind} takes {takes})")
     missing = sorted(required - keys)
     if missing:
         raise InvalidInputError(f"{kind} needs {', '.join(missing)}")

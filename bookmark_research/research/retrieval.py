@@ -33,6 +33,7 @@ from bookmark_research.providers.base import FetchAttempt
 from bookmark_research.providers.urls import canonical_url, check_url
 from bookmark_research.research import evidence, operations, store
 from bookmark_research.research.ids import sha256_bytes
+from bookmark_research.research.evidence import failure_reason
 from bookmark_research.research.operations import Begun
 from bookmark_research.research.store import Session
 
@@ -342,8 +343,35 @@ def _attempt_view(attempt: FetchAttempt, saved: dict[str, Any] | None, archive_e
         view.update(error=failed.error, error_kind=failed.error_kind, retryable=failed.error_kind in (
             "rate_limited", "transient_http", "timeout", "connection_error"))
     elif not extracted:
-        view.update(error=f"{attempt.provider}: no usable page text", error_kind="no_usable_text", retryable=False)
+        why = ", ".join(dict.fromkeys(failure_reason(pg.extraction_status, pg.http_status) for pg in attempt.pages))
+        view.update(error=f"{attempt.provider}: no usable page text" + (f" ({why})" if why else ""),
+                    error_kind="no_usable_text", retryable=False)
     return view
+
+
+def _refuse_private_literals(urls: list[str], network: list[str]) -> None:
+    """A URL whose host is a private, loopback or link-local address (or ``localhost``) that the direct
+    fetcher's guard would refuse: refused here, before any budget is reserved (nothing would be sent)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    from bookmark_research.providers.direct import BlockedAddress, check_address
+
+    if load().direct.allow_private_networks:
+        return
+    for url in network:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+        try:
+            if host == "localhost" or host.endswith(".localhost"):
+                raise BlockedAddress(host)
+            check_address(str(ipaddress.ip_address(host)), False)
+        except ValueError:
+            continue  # a name: resolved (and checked) when fetched
+        except BlockedAddress:
+            raise InvalidInputError(
+                f"urls[{urls.index(url)}]: {url} is a private, loopback or link-local address, which the direct "
+                "fetcher refuses (to allow it: 'bookmark-research config set direct.allow_private_networks true' "
+                "in a terminal); nothing was reserved") from None
 
 
 def fetch(app: App, p: Any) -> dict[str, Any]:
@@ -359,6 +387,8 @@ def fetch(app: App, p: Any) -> dict[str, Any]:
         parameters["fallback_providers"] = order[1:]
     reused = _archived(app, urls) if p.reuse_archive else {}
     network = [u for u in urls if u not in reused]
+    if order[0] == "direct":
+        _refuse_private_literals(urls, network)
     begun = operations.reserve(
         app, p.research_id, p.operation_id, "fetch", parameters,
         lambda s: {"fetch_calls": operations.fetch_cost(order[0], len(network))},
