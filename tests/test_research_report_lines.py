@@ -125,3 +125,25 @@ def test_status_pages_events_operations_and_a_finished_overview_read_plainly(cor
     record(core, questions_only, kind="gap", question_id="q1", text="nothing")
     core("research_finish", research_id=questions_only, summary="s", status="cancelled")
     assert "Input: questions only (no bookmarks)" in (d / "research" / questions_only / "report.md").read_text()
+
+
+@pytest.mark.parametrize("policy", ["suggest", "auto"])
+def test_the_wiki_follow_up_never_asks_for_what_cannot_be_done(core, monkeypatch, policy):
+    """Papercut 11: no eligible claim means nothing to write; no wiki tool means show, not write."""
+    from bookmark_research.config.settings import update
+    from bookmark_research.core import registry
+
+    update({"wiki.after_research": policy}, terminal=True)
+    nothing = start(core)["research_id"]
+    record(core, nothing, kind="gap", question_id="q1", text="none")
+    follow = core("research_finish", research_id=nothing, summary="s", status="cancelled")["wiki_follow_up"]
+    assert follow["eligible_claim_ids"] == [] and follow["instruction"].startswith("No claim is eligible")
+    monkeypatch.setattr(registry, "MODULES", {k: v for k, v in registry.MODULES.items() if "wiki" not in k})
+    rid = ready(core)
+    follow = core("research_finish", research_id=rid, summary="s")["wiki_follow_up"]
+    assert follow["eligible_claim_ids"] == ["c1"] and "no wiki tool yet" in follow["instruction"]
+    assert "Write the eligible claims into the wiki now" not in follow["instruction"]
+    monkeypatch.setattr(registry, "MODULES", {**registry.MODULES, "wiki.stand_in": ("wiki_write",)})
+    other = ready(core)
+    follow = core("research_finish", research_id=other, summary="s")["wiki_follow_up"]
+    assert follow["instruction"].startswith({"suggest": "Show the user", "auto": "Write the eligible claims"}[policy])

@@ -87,13 +87,29 @@ def wiki_follow_up(app: App, session: Session) -> dict[str, Any]:
     if policy == "off":
         return {"policy": "off"}
     terms = distinctive_terms(session.state)
-    instruction = {
-        "suggest": ("Show the user the candidate wiki pages (or propose a new page) and the eligible claims, and "
-                    "ask before writing anything to the wiki."),
-        "auto": "Write the eligible claims into the wiki now, without asking, and report what was written.",
-    }[policy]
+    claims = eligible(session)
+    if not claims:
+        instruction = ("No claim is eligible for the wiki (an eligible claim is active and every citation is an "
+                       "accepted source); there is nothing to write.")
+    elif not wiki_available():
+        instruction = ("This installation has no wiki tool yet: show the user the eligible claims instead of "
+                       "writing them anywhere.")
+    else:
+        instruction = {
+            "suggest": ("Show the user the candidate wiki pages (or propose a new page) and the eligible claims, and "
+                        "ask before writing anything to the wiki."),
+            "auto": "Write the eligible claims into the wiki now, without asking, and report what was written.",
+        }[policy]
     return {"policy": policy, "candidates": wiki_candidates(app, terms)[:5], "terms": terms,
-            "eligible_claim_ids": eligible(session), "instruction": instruction}
+            "eligible_claim_ids": claims, "instruction": instruction}
+
+
+def wiki_available() -> bool:
+    """Whether a wiki operation is registered (the wiki stage is installed), so an instruction to write
+    into the wiki can be followed."""
+    from bookmark_research.core.registry import MODULES
+
+    return any(name.startswith("wiki") for names in MODULES.values() for name in names)
 
 
 # --- the report -------------------------------------------------------------------------------------------
