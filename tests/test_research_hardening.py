@@ -138,3 +138,16 @@ def test_every_session_folder_is_0700_under_a_loose_umask(core):
     modes = {p.relative_to(folder).as_posix(): oct(p.stat().st_mode & 0o777) for p in [folder, *folder.rglob("*")]
              if p.is_dir()}
     assert {"evidence/pages", "evidence/captures"} <= set(modes) and set(modes.values()) == {"0o700"}, modes
+
+
+def test_finish_clears_what_a_killed_writer_left(core):
+    """Papercut 12: kill -9 during a finish left .report.md.XXXX.tmp files that stayed after the next finish."""
+    rid = start(core, ["https://example.org/a"])["research_id"]
+    folder = _folder(core, rid)
+    leftovers = [folder / ".report.md.k1l2.tmp", folder / ".sources.json.x9y8.tmp", folder / "operations" / ".a.json.q.tmp"]
+    for path in leftovers:
+        path.write_text("partial")
+    record(core, rid, kind="gap", question_id="q1", text="nothing read")
+    core("research_finish", research_id=rid, summary="s", status="incomplete")
+    assert not any(p.exists() for p in leftovers) and (folder / "report.md").exists()
+    assert not list(folder.rglob("*.tmp"))

@@ -4,6 +4,7 @@ coverage file, and the ``wiki_follow_up``."""
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from typing import Any
 
@@ -295,6 +296,8 @@ def finish(app: App, research_id: str, summary: str, status: str, limitations: l
 
     with store.locked_session(app, research_id) as session:
         require_active(session.state)
+        for folder in (session.directory, session.directory / "operations"):  # what a killed writer left: every
+            atomic.remove_leftovers(folder, time.time())  # write there happens under the lock we hold now
         full = coverage.evaluate(session)
         cover = coverage.summary(full)
         _guards(session, status, cover)
