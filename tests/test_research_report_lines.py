@@ -147,3 +147,14 @@ def test_the_wiki_follow_up_never_asks_for_what_cannot_be_done(core, monkeypatch
     other = ready(core)
     follow = core("research_finish", research_id=other, summary="s")["wiki_follow_up"]
     assert follow["instruction"].startswith({"suggest": "Show the user", "auto": "Write the eligible claims"}[policy])
+
+
+def test_a_removed_source_is_named_as_removed(core, demo):
+    """Papercut 14 (the research side): freshness names a frozen source that was removed from the index."""
+    core.sync(demo, source_id="gone")
+    rid = core("research_start", brief="b", questions=[{"id": "q1", "question": "q"}], source_ids=["gone"])["research_id"]
+    core("source_remove", source_id="gone", confirm=True)
+    fresh = core("research_status", research_id=rid)["source_freshness"]
+    assert fresh["state"] == "changed" and fresh["removed_source_ids"] == ["gone"]
+    shown = run_cli("research", "status", rid, data_dir=core.data_dir)
+    assert "source gone was removed from the index since this session froze it" in shown.stdout

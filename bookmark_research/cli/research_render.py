@@ -43,7 +43,10 @@ def overview(r: dict[str, Any]) -> None:
                + (f" (then {', '.join(r['search_fallback_providers'])})" if r["search_fallback_providers"] else "")
                + f"; fetch {' → '.join(r['fetch_providers'])}")
     freshness = r.get("source_freshness")
-    if freshness and freshness["state"] == "changed":
+    if freshness and freshness.get("removed_source_ids"):
+        click.secho(f"  source {', '.join(freshness['removed_source_ids'])} was removed from the index since this "
+                    "session froze it (the session keeps its scope and evidence)", fg="yellow")
+    elif freshness and freshness["state"] == "changed":
         click.secho("  the indexed input changed since this session froze it (the session keeps its scope)",
                     fg="yellow")
     _metrics(r["coverage"], r["status"])
