@@ -49,3 +49,20 @@ def test_resume_from_the_terminal_and_hints_name_terminal_commands(core):
     cli_json("research", "finish", rid, "--summary", "given up", "--status", "cancelled", data_dir=d)
     closed = run_cli("research", "resume", rid, "--reason", "late", data_dir=d)
     assert closed.returncode == 1 and "this session is cancelled (closed): start a new session" in closed.stderr
+
+
+def test_config_set_refuses_a_store_folder_inside_a_package_and_reads_negative_values(core, demo, tmp_path):
+    """Papercuts 15 and 16."""
+    import os
+
+    settings = Path(os.environ["BOOKMARK_RESEARCH_CONFIG"])
+    inside = run_cli("config", "set", "output.directory", str(demo / "Permanent" / "x"), data_dir=core.data_dir)
+    assert inside.returncode == 1 and "output.directory: " in inside.stderr and "inside a canvas package" in inside.stderr
+    assert not settings.exists()  # nothing written
+    wiki = run_cli("config", "set", "wiki.directory", str(demo / "w"), data_dir=core.data_dir)
+    assert wiki.returncode == 1 and "inside a canvas package" in wiki.stderr
+    negative = run_cli("config", "set", "direct.min_interval_seconds", "-1", data_dir=core.data_dir)
+    assert negative.returncode != 0 and "No such option" not in negative.stderr
+    assert "direct.min_interval_seconds" in negative.stderr and not settings.exists()
+    fine = run_cli("config", "set", "output.directory", str(tmp_path / "sessions"), data_dir=core.data_dir)
+    assert fine.returncode == 0, fine.stderr

@@ -180,7 +180,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     invoke(ctx, "get_settings", {}, as_json, render.settings)
 
 
-@config.command("set")
+@config.command("set", context_settings={"ignore_unknown_options": True})  # VALUE may be negative: -1
 @click.argument("key")
 @click.argument("value")
 @json_option
