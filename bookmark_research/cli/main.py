@@ -424,7 +424,8 @@ def watch(ctx: click.Context, sources: tuple[str, ...], debounce: float, deletio
         if as_json:
             click.echo(json.dumps({"event": "watching", **watcher.status()}))
         else:
-            click.echo(f"Watching {len(watcher.roots)} live source(s); Ctrl-C to stop.")
+            count = len(watcher.roots)
+            click.echo(f"Watching {count} live source{'' if count == 1 else 's'}; Ctrl-C to stop.")
         sys.stdout.flush()
         stop.wait()
     finally:

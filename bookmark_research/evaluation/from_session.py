@@ -102,7 +102,8 @@ def run_from_state(state: dict[str, Any], coverage: dict[str, Any], report: str,
     active = [c for c in state.get("claims") or [] if c.get("status", "active") == "active"]
     withdrawn = len(state.get("claims") or []) - len(active)
     if withdrawn:
-        notes.append(f"{withdrawn} retracted claim(s) left out: a withdrawn claim is not asserted")
+        notes.append(f"{withdrawn} retracted claim{'' if withdrawn == 1 else 's'} left out: a withdrawn claim is not "
+                     "asserted")
     citations, joined = _citations(state, active, research_id)
     if joined:
         notes.append(f"{joined} further quote(s) joined into the citation of the same claim and source "
