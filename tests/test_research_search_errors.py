@@ -67,3 +67,15 @@ def test_a_failed_search_prints_its_error_once(core):
     replay = cli_json("research", "search", rid, "--operation-id", "s1", "--query", "q1=tokio runtime tutorial",
                       "--provider", "jina", data_dir=core.data_dir, expect=1)
     assert replay["replayed"] is True and json.dumps(replay).count("JINA_API_KEY") >= 1
+
+
+def test_refusals_speak_in_field_names_not_pydantic_internals(core):
+    """Papercut 17: no union member tags or regular expressions in the one-line refusal."""
+    rid = start(core, ["https://example.org/a"])["research_id"]
+    wrong = run_cli("research", "search", rid, "--operation-id", "p1", "--query", "q1=a", "--provider", "direct",
+                    data_dir=core.data_dir)
+    assert wrong.returncode == 2 and wrong.stderr.strip() == (
+        "error: research_search: providers[0]: Input should be 'exa', 'parallel', 'tavily', 'jina', 'openalex', "
+        "'semantic_scholar', 'crossref', 'pubmed' or 'arxiv'")
+    with pytest.raises(InvalidArgumentError, match=r"^research_search: queries\[0\]\.query: must not be blank$"):
+        core("research_search", research_id=rid, operation_id="p2", queries=[{"question_id": "q1", "query": "   "}])

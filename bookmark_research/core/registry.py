@@ -135,9 +135,31 @@ def parse_input(name: str, arguments: dict[str, Any]) -> BaseModel:
     try:
         return op.input_model.model_validate(arguments)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = field_path(tuple(first["loc"])) if first["loc"] else "arguments"
-        raise InvalidArgumentError(f"{name}: {where}: {first['msg']}") from None
+        where, message = plain_error(exc)
+        raise InvalidArgumentError(f"{name}: {where}: {message}") from None
+
+
+def plain_error(exc: ValidationError) -> tuple[str, str]:
+    """(field path, message) of a validation error, in the user's terms rather than pydantic's: no union
+    member tags in the path (``providers[0]``, not ``providers[0].literal['exa',…]``), the allowed values
+    of every union member together, and "must not be blank" for the not-blank text patterns."""
+    errors = exc.errors()
+
+    def loc(error: Any) -> tuple[Any, ...]:
+        return tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or "(" in p)))
+
+    first = errors[0]
+    where = field_path(loc(first)) if loc(first) else "arguments"
+    message = first["msg"]
+    if first["type"] == "literal_error":
+        allowed = [e["ctx"]["expected"] for e in errors if e["type"] == "literal_error" and loc(e) == loc(first)]
+        if len(allowed) > 1:
+            values = ", ".join(a.replace(" or ", ", ") for a in allowed)
+            head, _, last = values.rpartition(", ")
+            message = f"Input should be {head} or {last}"
+    elif first["type"] == "string_pattern_mismatch" and "\\S" in str((first.get("ctx") or {}).get("pattern", "")):
+        message = "must not be blank" + (" or hold a NUL character" if "x00" in first["ctx"]["pattern"] else "")
+    return where, message
 
 
 def run(app: App, name: str, arguments: dict[str, Any]) -> BaseModel:
