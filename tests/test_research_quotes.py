@@ -210,3 +210,26 @@ def test_block_markers_count_as_whitespace_only_at_line_starts():
     assert normalize("- item one\n- item two", markdown=True) == "item one item two"
     assert normalize("# 标题\n- 第一项\n- 第二项", markdown=True) == "标题第一项第二项"
     assert locate(BodyIndex("x - item one here"), "item one") is not None
+
+
+def test_a_state_changed_while_quotes_were_looked_up_is_read_again(core, monkeypatch):
+    """The unlocked snapshot's state is taken over under the lock only while state.json is the same file:
+    a step recorded by another process in between is kept (read again), never overwritten."""
+    from bookmark_research.research import citations
+
+    rid = start(core, ["https://tokio.example/"])["research_id"]
+    imported(core, rid, "i1", "https://tokio.example/", text=PAGE)
+    real = citations.prepare
+
+    def meanwhile(session, items):  # another process records a gap while the quotes are looked up
+        out = real(session, items)
+        from bookmark_research.core.registry import run
+
+        run(core.app, "research_record", {"research_id": rid, "entry": {"kind": "gap", "question_id": "q1",
+                                                                          "text": "recorded meanwhile"}})
+        return out
+
+    monkeypatch.setattr(citations, "prepare", meanwhile)
+    claim(core, rid, "s1", "Tokio is an asynchronous runtime.")
+    status = core("research_status", research_id=rid)
+    assert status["questions"][0]["gap"] == "recorded meanwhile" and status["counts"]["claims"] == 1

@@ -222,15 +222,16 @@ def _resume(session: Session, text: str) -> tuple[dict[str, Any], bool]:
     return recorded, False
 
 
-def _prepare_quotes(app: App, research_id: str, items: list[Any]) -> dict[Any, Any]:
-    """Quote look-ups (and closest passages) done on an unlocked snapshot; the locked step reuses them."""
+def _prepare_quotes(app: App, research_id: str, items: list[Any]) -> tuple[Session | None, dict[Any, Any]]:
+    """Quote look-ups (and closest passages) done on an unlocked snapshot; the locked step reuses them,
+    and the snapshot itself when state.json has not changed meanwhile."""
     if not any(isinstance(i, dict) and i.get("citations") for i in items):
-        return {}
+        return None, {}
     try:
         snapshot = store.open_session(app, research_id)
     except BookmarkResearchError:
-        return {}  # the locked load reports it
-    return citations.prepare(snapshot, items)
+        return None, {}  # the locked load reports it
+    return snapshot, citations.prepare(snapshot, items)
 
 
 def _batch_error(index: int, exc: BookmarkResearchError) -> BookmarkResearchError:
@@ -253,8 +254,8 @@ def record(app: App, research_id: str, entry: Any = None, entries: Any = None,
         for index, item in enumerate(entries):
             if isinstance(item, dict) and item.get("kind") in SINGLE_ONLY:
                 raise InvalidInputError(f"entries[{index}]: resume and external_run require a single entry call")
-    prepared = _prepare_quotes(app, research_id, [entry] if entries is None else entries)
-    with store.locked_session(app, research_id) as session:
+    snapshot, prepared = _prepare_quotes(app, research_id, [entry] if entries is None else entries)
+    with store.locked_session(app, research_id, snapshot) as session:
         session.prepared_quotes = prepared
         if entries is None:
             kind, rid, recorded, replayed = _apply(session, entry, False)

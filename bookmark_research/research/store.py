@@ -169,6 +169,7 @@ class Session:
         self.materialised = materialised  # state differs from state.json by recovered receipts
         #: quote look-ups done before the lock was taken ((source sha256, quote) → (match, closest passage))
         self.prepared_quotes: dict[tuple[str, str], Any] = {}
+        self.state_key: tuple[int, int, int, int] | None = None  # of the state.json read (unlocked reads)
 
     @property
     def id(self) -> str:
@@ -279,6 +280,15 @@ def check_scope(state: dict[str, Any], manifest: dict[str, Any]) -> None:
         raise StorageError(problem)
 
 
+def state_key(directory: Path) -> tuple[int, int, int, int] | None:
+    """Identity of the current state.json (inode, size, mtime, ctime): an atomic replace or an edit changes it."""
+    try:
+        st = os.stat(directory / "state.json", follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 def load_state(directory: Path) -> tuple[dict[str, Any], bool]:
     """Read and check state.json (never a symlink), then materialise committed receipts in memory."""
     path = directory / "state.json"
@@ -333,8 +343,11 @@ def materialise(directory: Path, state: dict[str, Any]) -> bool:
 def open_session(app: App, research_id: str) -> Session:
     """The session, read without the lock (a consistent snapshot: state.json is replaced atomically)."""
     directory = locate(app, research_id)
+    key = state_key(directory)  # taken before the read: a replace during it makes the key stale, never wrong
     state, changed = load_state(directory)
-    return Session(app, directory, state, changed)
+    session = Session(app, directory, state, changed)
+    session.state_key = key
+    return session
 
 
 @contextlib.contextmanager
@@ -344,11 +357,25 @@ def lock(directory: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def locked_session(app: App, research_id: str) -> Iterator[Session]:
-    """The session loaded under its lock; the caller saves what it changed before leaving."""
+def locked_session(app: App, research_id: str, snapshot: Session | None = None) -> Iterator[Session]:
+    """The session loaded under its lock; the caller saves what it changed before leaving.
+
+    ``snapshot``: an unlocked read the caller has not changed. When state.json is still the file it was
+    read from, its parsed and checked state is taken over instead of reading the file again (a large state
+    is read once per step even when the step looked things up before taking the lock).
+    """
     directory = locate(app, research_id)
     with lock(directory):
-        state, changed = load_state(directory)
+        if (snapshot is not None and snapshot.directory == directory and snapshot.state_key is not None
+                and snapshot.state_key == state_key(directory)):
+            _refuse_symlink(directory / "state.json")
+            check_folders(directory)
+            state = snapshot.state
+            if file_sha256(directory / "inventory.json", "inventory.json") != state["inventory_manifest_sha256"]:
+                raise StorageError(f"Frozen input inventory hash changed: {directory / 'inventory.json'}")
+            changed = materialise(directory, state) or snapshot.materialised
+        else:
+            state, changed = load_state(directory)
         yield Session(app, directory, state, changed)
 
 
