@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from typing_extensions import NotRequired, TypedDict
 
 from bookmark_research.canvas.validation import field_path
 from bookmark_research.errors import StorageError
@@ -22,8 +23,11 @@ Count = Annotated[int, Field(ge=0)]
 Id = Annotated[str, Field(min_length=1, max_length=200)]
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
+class _Record(TypedDict):
+    """A record of the state: the fields below are checked, any others kept as they are. (TypedDicts, not
+    models: a 4 MB state with thousands of claims validates in a few milliseconds.)"""
+
+    __pydantic_config__ = ConfigDict(extra="allow", strict=True)  # type: ignore[misc]
 
 
 class Budget(_Record):
@@ -65,8 +69,8 @@ class Span(_Record):
 class Citation(_Record):
     source_id: str
     quote: str
-    span: Span | None = None
-    found_text: str | None = None
+    span: NotRequired[Span | None]
+    found_text: NotRequired[str | None]
 
 
 class Claim(_Record):
@@ -111,8 +115,8 @@ class Source(_Record):
     response_file: str | None
     review: Review
     inventory_ids: list[str]
-    bookmark_refs: list[dict[str, Any]] = []
-    instance_ids: list[str] = []
+    bookmark_refs: NotRequired[list[dict[str, Any]]]
+    instance_ids: NotRequired[list[str]]
 
 
 class Operation(_Record):
@@ -121,7 +125,7 @@ class Operation(_Record):
     digest: str
     status: Literal["pending", "ok", "partial", "error", "unknown_outcome"]
     reserved: dict[str, Count]
-    result_file: str | None = None
+    result_file: NotRequired[str | None]
 
 
 class InventoryReview(_Record):
@@ -129,10 +133,10 @@ class InventoryReview(_Record):
     inventory_id: str
     disposition: Literal["reviewed", "excluded", "blocked"]
     text: str
-    question_ids: list[str] = []
-    source_ids: list[str] = []
-    claim_ids: list[str] = []
-    citations: list[Citation] = []
+    question_ids: NotRequired[list[str]]
+    source_ids: NotRequired[list[str]]
+    claim_ids: NotRequired[list[str]]
+    citations: NotRequired[list[Citation]]
 
 
 class ExternalRun(_Record):
@@ -141,7 +145,7 @@ class ExternalRun(_Record):
     run_id: str
     status: str
     text: str
-    result_file: str | None = None
+    result_file: NotRequired[str | None]
 
 
 class Event(_Record):
@@ -165,10 +169,10 @@ class State(_Record):
     providers: list[str]
     search_fallback_providers: list[str]
     fetch_providers: Annotated[list[str], Field(min_length=1)]
-    scholarly_providers: list[str] = []
+    scholarly_providers: NotRequired[list[str]]
     source_scope: Scope
     inventory_manifest_sha256: str
-    context_manifest_sha256: str | None = None
+    context_manifest_sha256: NotRequired[str | None]
     inventory_reviews: list[InventoryReview]
     external_runs: list[ExternalRun]
     created_at: str
@@ -182,18 +186,21 @@ class State(_Record):
     sources: list[Source]
     operations: list[Operation]
     events: list[Event]
-    output: dict[str, Any] | None = None
-    record_batches: dict[str, Batch] = {}
-    summary: str | None = None
-    limitations: list[str] | None = None
-    finished_at: str | None = None
-    artifacts: dict[str, str] | None = None
+    output: NotRequired[dict[str, Any] | None]
+    record_batches: NotRequired[dict[str, Batch]]
+    summary: NotRequired[str | None]
+    limitations: NotRequired[list[str] | None]
+    finished_at: NotRequired[str | None]
+    artifacts: NotRequired[dict[str, str] | None]
+
+
+_STATE = TypeAdapter(State)
 
 
 def check(state: Any, path: Path) -> None:
     """Raise a one-line :class:`StorageError` naming the first field of ``state`` that breaks the schema."""
     try:
-        State.model_validate(state)
+        _STATE.validate_python(state)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = field_path(tuple(first["loc"]))
