@@ -1,11 +1,19 @@
-"""Reproducible benchmarks for the indexer; reports ratios to a floor measured in the same run.
+"""Reproducible benchmarks for the indexer; every figure is a ratio to a floor measured in the same run.
 
-    python scripts/bench/run.py [--sizes 1000 10000 100000] [--langs en zh] [--repeat 3]
+    python scripts/bench/run.py [--sizes 1000 10000 100000] [--langs en zh] [--repeat 5] [--million]
+                                [--no-sync] [--no-search]
 
-For each generated package: the floor (json-parse every file + bulk FTS5 insert, see floor.py),
-cold sync, no-op re-sync and one-note-changed re-sync (each also as a ratio to the floor), search
-latency in-process (p50/p95 over mixed English/CJK/multi-term queries), whole CLI invocations of
-``bookmark-research search`` and the peak memory of a cold sync. Results go to stdout (Markdown)
+Sync: the floor (json-parse every file + bulk FTS5 insert, see floor.py), cold sync, no-op re-sync
+and one-note-changed re-sync (each a ratio to the floor) and the peak RSS of a cold sync.
+
+Search: the query mix of queries.py. For each query, whole ``bookmark-research search`` processes
+alternate with the search floor (search_floor.py: one bare Python process over a prebuilt FTS5
+trigram table of the same bookmarks); the ratio is median CLI time over median floor time, with
+the CLI process's peak RSS. Also the in-process latency (p50/p95 over the mix through the registry)
+and ``search_bookmarks`` on a warm MCP server over stdio (p50/p95).
+
+``--million`` adds the 1,000,000-bookmark package (slow: several minutes). The package is byte-compiled
+first and subprocesses may write bytecode, as for an installed tool. Results go to stdout (Markdown)
 and scripts/bench/out/results.json.
 """
 
@@ -13,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -26,9 +35,9 @@ sys.path.insert(0, str(HERE))
 
 from floor import floor_seconds  # noqa: E402
 from generate import generate  # noqa: E402
+from queries import MIX, cli_args  # noqa: E402
 
-QUERIES = ["rust", "async runtime", "bm25 index", "tokio", "gpu inference", "ex", "github.com/search",
-           "推理", "推理 加速", "知识图谱", "模型", "检索增强生成", "图", "rust 推理"]
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("BOOKMARK_RESEARCH_")}
 
 SYNC_SNIPPET = """
 import json, resource, sys, time
@@ -43,7 +52,7 @@ print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUS
                   "updated": out["items_updated"]}))
 """
 
-SEARCH_SNIPPET = """
+INPROCESS_SNIPPET = """
 import json, sys, time
 from bookmark_research.core.app import App
 from bookmark_research.core.registry import run
@@ -52,18 +61,57 @@ queries = json.loads(sys.argv[2])
 run(app, "search_bookmarks", {"source_id": "bench", "targets": ["warm up"]})
 times = []
 for _ in range(int(sys.argv[3])):
-    for q in queries:
+    for arguments in queries:
         start = time.perf_counter()
-        run(app, "search_bookmarks", {"source_id": "bench", "targets": [q]})
+        run(app, "search_bookmarks", {"source_id": "bench", **arguments})
         times.append(time.perf_counter() - start)
 times.sort()
 print(json.dumps({"p50_ms": 1000 * times[len(times) // 2], "p95_ms": 1000 * times[int(len(times) * 0.95)]}))
 """
 
+MCP_SNIPPET = """
+import json, sys, time
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+async def go():
+    params = StdioServerParameters(command=sys.executable, args=["-m", "bookmark_research", "serve"],
+                                   env={"BOOKMARK_RESEARCH_DATA_DIR": sys.argv[1]})
+    queries = json.loads(sys.argv[2])
+    times = []
+    async with Client(params) as client:
+        await client.call_tool("search_bookmarks", {"source_id": "bench", "targets": ["warm up"]})
+        for _ in range(int(sys.argv[3])):
+            for arguments in queries:
+                start = time.perf_counter()
+                result = await client.call_tool("search_bookmarks", {"source_id": "bench", **arguments})
+                times.append(time.perf_counter() - start)
+                assert not result.is_error, result
+    times.sort()
+    print(json.dumps({"p50_ms": 1000 * times[len(times) // 2], "p95_ms": 1000 * times[int(len(times) * 0.95)]}))
+
+anyio.run(go)
+"""
+
 
 def _python(snippet: str, *args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", snippet, *args], capture_output=True, text=True, check=True)
+    proc = subprocess.run([sys.executable, "-c", snippet, *args], capture_output=True, text=True, check=True, env=ENV)
     return json.loads(proc.stdout)
+
+
+def _timed(command: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one whole process."""
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, env=ENV)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(f"{command} failed: {errors.read().decode(errors='replace')}")
+    return seconds, usage.ru_maxrss / 1024
 
 
 def _median(values: list[float]) -> float:
@@ -80,8 +128,7 @@ def _edit_one_note(package: Path) -> Path:
     return file
 
 
-def bench(size: int, lang: str, repeat: int, work: Path) -> dict:
-    package = generate(work / f"pkg-{lang}-{size}", size, lang)
+def bench_sync(package: Path, size: int, lang: str, repeat: int, work: Path) -> tuple[dict, Path]:
     floor = _median([floor_seconds(package, work / "floor.sqlite3") for _ in range(repeat)])
     cold, noop, one = [], [], []
     peak = 0.0
@@ -99,43 +146,99 @@ def bench(size: int, lang: str, repeat: int, work: Path) -> dict:
         one.append(edited["seconds"])
         if n < repeat - 1:
             shutil.rmtree(data)
-    search = _python(SEARCH_SNIPPET, str(data), json.dumps(QUERIES), "5")
-    cli = []
-    for q in ("rust", "推理 加速", "bm25 index"):
-        for _ in range(3):
-            start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "bookmark_research", "--data-dir", str(data), "search", "bench", q,
-                            "--json"], capture_output=True, check=True)
-            cli.append(time.perf_counter() - start)
     return {"size": size, "lang": lang, "bookmarks": first["bookmarks"], "floor_s": floor,
             "cold_s": _median(cold), "noop_s": _median(noop), "one_note_s": _median(one),
             "cold_ratio": _median(cold) / floor, "noop_ratio": _median(noop) / floor,
-            "one_note_ratio": _median(one) / floor, "search_p50_ms": search["p50_ms"],
-            "search_p95_ms": search["p95_ms"], "cli_search_s": _median(cli), "peak_mb": peak}
+            "one_note_ratio": _median(one) / floor, "peak_mb": peak}, data
+
+
+def bench_search(package: Path, data: Path, size: int, lang: str, repeat: int, work: Path) -> dict:
+    floor_db = work / f"search-floor-{lang}-{size}.sqlite3"
+    subprocess.run([sys.executable, str(HERE / "search_floor.py"), "build", str(package), str(floor_db)], check=True)
+    queries = []
+    for name, arguments in MIX[lang]:
+        floor_cmd = [sys.executable, str(HERE / "search_floor.py"), str(floor_db), json.dumps(arguments)]
+        cli_cmd = [sys.executable, "-m", "bookmark_research", "--data-dir", str(data), "search", "bench",
+                   *cli_args(arguments), "--json"]
+        floors, clis, peak = [], [], 0.0
+        for _ in range(repeat):  # alternate, so both see the same machine load
+            floors.append(_timed(floor_cmd)[0])
+            seconds, rss = _timed(cli_cmd)
+            clis.append(seconds)
+            peak = max(peak, rss)
+        queries.append({"query": name, "arguments": arguments, "floor_s": _median(floors), "cli_s": _median(clis),
+                        "ratio": _median(clis) / _median(floors), "cli_peak_mb": peak})
+    mix = json.dumps([arguments for _, arguments in MIX[lang]])
+    in_process = _python(INPROCESS_SNIPPET, str(data), mix, str(repeat))
+    mcp = _python(MCP_SNIPPET, str(data), mix, str(repeat))
+    ratios = [q["ratio"] for q in queries]
+    return {"size": size, "lang": lang, "median_ratio": _median(ratios), "worst_ratio": max(ratios),
+            "worst_query": max(queries, key=lambda q: q["ratio"])["query"],
+            "floor_median_s": _median([q["floor_s"] for q in queries]),
+            "cli_median_s": _median([q["cli_s"] for q in queries]),
+            "cli_peak_mb": max(q["cli_peak_mb"] for q in queries),
+            "in_process_p50_ms": in_process["p50_ms"], "in_process_p95_ms": in_process["p95_ms"],
+            "mcp_p50_ms": mcp["p50_ms"], "mcp_p95_ms": mcp["p95_ms"], "queries": queries}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--langs", nargs="+", default=["en", "zh"])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--million", action="store_true", help="also the 1,000,000-bookmark package")
+    parser.add_argument("--no-sync", action="store_true", help="skip the sync timings (one cold sync still runs)")
+    parser.add_argument("--no-search", action="store_true", help="skip the search timings")
     args = parser.parse_args()
+    sizes = args.sizes + ([1_000_000] if args.million else [])
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parents[1] / "bookmark_research")],
+                   check=True, env=ENV, stdout=subprocess.DEVNULL)
     out_dir = HERE / "out"
     out_dir.mkdir(exist_ok=True)
-    rows = []
+    sync_rows, search_rows = [], []
     with tempfile.TemporaryDirectory(prefix="bookmark-research-bench-") as tmp:
-        for size in args.sizes:
+        work = Path(tmp)
+        for size in sizes:
             for lang in args.langs:
-                row = bench(size, lang, args.repeat, Path(tmp))
-                rows.append(row)
+                package = generate(work / f"pkg-{lang}-{size}", size, lang)
+                if args.no_sync:
+                    data = work / f"data-{lang}-{size}"
+                    _python(SYNC_SNIPPET, str(package), str(data))
+                else:
+                    row, data = bench_sync(package, size, lang, args.repeat, work)
+                    sync_rows.append(row)
+                if not args.no_search:
+                    search_rows.append(bench_search(package, data, size, lang, args.repeat, work))
+                shutil.rmtree(package)
+                shutil.rmtree(data)
                 print(f"done {lang} {size}", file=sys.stderr)
-    (out_dir / "results.json").write_text(json.dumps(rows, indent=2))
-    print("| bookmarks | lang | floor | cold sync | no-op re-sync | one note changed | search p50 / p95 | CLI search | peak RSS |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        print(f"| {r['bookmarks']:,} | {r['lang']} | {r['floor_s']:.2f} s | {r['cold_s']:.2f} s ({r['cold_ratio']:.1f}x) "
-              f"| {r['noop_s']:.2f} s ({r['noop_ratio']:.2f}x) | {r['one_note_s']:.2f} s ({r['one_note_ratio']:.2f}x) "
-              f"| {r['search_p50_ms']:.1f} / {r['search_p95_ms']:.1f} ms | {r['cli_search_s']:.2f} s | {r['peak_mb']:.0f} MB |")
+    (out_dir / "results.json").write_text(json.dumps({"sync": sync_rows, "search": search_rows}, indent=2,
+                                                     ensure_ascii=False))
+    if sync_rows:
+        print("| bookmarks | lang | sync floor | cold sync | no-op re-sync | one note changed | peak RSS (cold sync) |")
+        print("|---:|---|---:|---:|---:|---:|---:|")
+        for r in sync_rows:
+            print(f"| {r['bookmarks']:,} | {r['lang']} | {r['floor_s']:.2f} s | {r['cold_s']:.2f} s ({r['cold_ratio']:.1f}x) "
+                  f"| {r['noop_s']:.2f} s ({r['noop_ratio']:.2f}x) | {r['one_note_s']:.2f} s ({r['one_note_ratio']:.2f}x) "
+                  f"| {r['peak_mb']:.0f} MB |")
+        print()
+    if search_rows:
+        print("| bookmarks | lang | search floor (median) | whole CLI (median) | CLI / floor: median, worst | "
+              "in-process p50 / p95 | MCP warm p50 / p95 | CLI peak RSS |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|")
+        for r in search_rows:
+            print(f"| {r['size']:,} | {r['lang']} | {1000 * r['floor_median_s']:.0f} ms | {1000 * r['cli_median_s']:.0f} ms "
+                  f"| {r['median_ratio']:.2f}x, {r['worst_ratio']:.2f}x ({r['worst_query']}) "
+                  f"| {r['in_process_p50_ms']:.1f} / {r['in_process_p95_ms']:.1f} ms "
+                  f"| {r['mcp_p50_ms']:.1f} / {r['mcp_p95_ms']:.1f} ms | {r['cli_peak_mb']:.0f} MB |")
+        largest = max(r["size"] for r in search_rows)
+        for r in (r for r in search_rows if r["size"] == largest):
+            print(f"\nPer query, {largest:,} bookmarks, {r['lang']} (median of {args.repeat}):\n")
+            print("| query | floor | whole CLI | ratio | CLI peak RSS |")
+            print("|---|---:|---:|---:|---:|")
+            for q in r["queries"]:
+                print(f"| {q['query']} | {1000 * q['floor_s']:.0f} ms | {1000 * q['cli_s']:.0f} ms | {q['ratio']:.2f}x "
+                      f"| {q['cli_peak_mb']:.0f} MB |")
 
 
 if __name__ == "__main__":
