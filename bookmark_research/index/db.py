@@ -10,7 +10,7 @@ from pathlib import Path
 from bookmark_research.paths import enclosing_package
 from bookmark_research.errors import StorageError
 from bookmark_research.index import schema
-from bookmark_research.index.text import char_text
+from bookmark_research.index.text import char_text, url_hash
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -58,7 +58,7 @@ def connect(db_path: Path, *, create: bool = True) -> sqlite3.Connection | None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == 0:
             _create_schema(conn)
-        elif version in (1, 2):
+        elif version in (1, 2, 3):
             _upgrade(conn, version)
         elif version != schema.SCHEMA_VERSION:
             conn.close()
@@ -94,11 +94,20 @@ def _create_schema(conn: sqlite3.Connection) -> None:
 
 
 def _upgrade(conn: sqlite3.Connection, version: int) -> None:
-    """Older versions indexed folder paths per item: rebuild the full-text indexes (the data is kept)."""
+    """Bring an older index up to date in place (the data is kept).
+
+    1 and 2 indexed folder paths per item: the full-text indexes are rebuilt. Before 4, items had no
+    ``url_hash``: it is added and computed.
+    """
     with transaction(conn):
         if conn.execute("PRAGMA user_version").fetchone()[0] != version:
             return  # another process upgraded it meanwhile
-        schema.rebuild_fts(conn, _fts_script())
+        if version < 3:
+            schema.rebuild_fts(conn, _fts_script())
+        if "url_hash" not in {row[1] for row in conn.execute("PRAGMA table_info(items)")}:
+            conn.execute("ALTER TABLE items ADD COLUMN url_hash INTEGER")
+        conn.create_function("br_url_hash", 1, url_hash, deterministic=True)
+        conn.execute("UPDATE items SET url_hash = br_url_hash(url)")
         conn.execute(f"PRAGMA user_version={schema.SCHEMA_VERSION}")
 
 

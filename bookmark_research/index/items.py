@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from bookmark_research.canvas.sections import ItemRow, ParsedSection
 from bookmark_research.canvas.strictjson import dumps
 from bookmark_research.index.schema import index_new_items
-from bookmark_research.index.text import char_text
+from bookmark_research.index.text import char_text, url_hash
 
 _COLUMNS = (
     "pk, source_id, section_id, item_id, parent_id, item_type, position, preorder, subtree_end, depth, title, url, "
-    "note, note_color, tags_json, tag_text, path_json, folder_path, extra_json, metadata_json, "
+    "url_hash, note, note_color, tags_json, tag_text, path_json, folder_path, extra_json, metadata_json, "
     "synthetic, content_hash, revision"
 )
 _INSERT = f"INSERT INTO items ({_COLUMNS}) VALUES ({', '.join('?' * len(_COLUMNS.split(', ')))})"
 _UPDATE = (
     "UPDATE items SET parent_id=?, item_type=?, position=?, preorder=?, subtree_end=?, depth=?, title=?, url=?, "
-    "note=?, note_color=?, tags_json=?, tag_text=?, path_json=?, folder_path=?, extra_json=?, "
+    "url_hash=?, note=?, note_color=?, tags_json=?, tag_text=?, path_json=?, folder_path=?, extra_json=?, "
     "metadata_json=?, synthetic=?, content_hash=?, revision=revision+1 WHERE pk=?"
 )
 _REORDER = "UPDATE items SET position=?, preorder=?, subtree_end=?, depth=? WHERE pk=?"
@@ -66,7 +66,7 @@ def _values(row: ItemRow, paths: _PathCache) -> tuple:
     digest = int.from_bytes(hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
                             "big", signed=True)
     return (row.parent_id, row.item_type, row.position, row.preorder, row.subtree_end, row.depth, row.title, row.url,
-            row.note, row.note_color, tags_json, tag_text, p_json, folder_path, extra_json, metadata_json,
+            url_hash(row.url), row.note, row.note_color, tags_json, tag_text, p_json, folder_path, extra_json, metadata_json,
             1 if row.synthetic else 0, digest)
 
 
@@ -130,7 +130,7 @@ def write_items(conn: sqlite3.Connection, source_id: str, section: ParsedSection
                 pk = next_pk
                 next_pk += 1
                 inserts.append((pk, source_id, sid, row.item_id, *values, 1))
-                text = char_text(row.title, row.url, row.note, values[11])
+                text = char_text(row.title, row.url, row.note, values[12])  # 12: tag_text
                 if text:
                     chars.append((pk, text))
                 if row.item_type == "folder" and (text := char_text(row.title)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bookmark_research.index.text import CHAR_TOKENIZER
 
-SCHEMA_VERSION = 3  # 3: folder paths answered from folder-title indexes (1 and 2 indexed them per item)
+SCHEMA_VERSION = 4  # 4: items.url_hash; 3: folder paths from folder-title indexes (1 and 2 indexed them per item)
 
 TABLES = """
 CREATE TABLE sources (
@@ -78,6 +78,7 @@ CREATE TABLE items (
     depth INTEGER NOT NULL,
     title TEXT NOT NULL,
     url TEXT NOT NULL,
+    url_hash INTEGER,  -- text.url_hash(url): unique URLs are counted on integers
     note TEXT NOT NULL,
     note_color TEXT,
     tags_json TEXT NOT NULL,

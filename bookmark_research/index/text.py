@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 #: Stands for fields boundaries, whitespace and ASCII runs in the character index: no match spans it.
@@ -28,6 +29,17 @@ def char_text(*fields: str | None) -> str:
     if all(f.isascii() for f in present):
         return ""
     return " ".join(_NOT_INDEXED.sub(GAP, GAP.join(present)))
+
+
+def url_hash(url: str | None) -> int | None:
+    """A 64-bit key of a URL (``None`` for none): distinct-URL counts compare integers, not strings.
+
+    Two different URLs share a key with probability about 2^-64 per pair (about 3e-8 for a source of a
+    million distinct URLs).
+    """
+    if not url:
+        return None
+    return int.from_bytes(hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big", signed=True)
 
 
 def uses_char_index(term: str) -> bool:
