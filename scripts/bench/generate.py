@@ -2,8 +2,9 @@
 
     python scripts/bench/generate.py OUT_DIR --bookmarks 10000 [--lang en|zh] [--seed 1]
 
-About 80% of bookmarks live in the permanent browser tree (nested folders, 2-5 levels), the rest in
-temporary sections of ~200 items. Tags, notes and duplicate URLs are sprinkled in; the canvas has a
+About 80% of bookmarks live in the permanent browser tree (nested folders, 2-5 levels), at most
+100,000 (the largest browser profiles); the rest are in temporary sections of ~200 items (a 1M package:
+a 100k tree and 4,500 sections). Tags, notes and duplicate URLs are sprinkled in; the canvas has a
 file node per section, a few nested groups and edges.
 """
 
@@ -29,6 +30,7 @@ ZH_RARE = ("敦煌 量子 纠缠 甲骨文 青铜器 丝绸 瓷器 昆曲 皮影
            "楹联 灯谜 节气 民谣 方言 戏曲 木刻 年画 风筝 蜀锦").split()
 HOSTS = ("github.com", "docs.example.org", "blog.example.net", "arxiv.org", "news.example.com", "wiki.example.org",
          "zhuanlan.example.cn", "www.example.cn", "developer.example.dev", "papers.example.edu")
+TREE_MAX = 100_000  # bookmarks in the browser tree at most
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "gray")
 
 
@@ -120,7 +122,7 @@ def generate(out: Path, bookmarks: int, lang: str = "en", seed: int = 1) -> Path
     perm_dir, temp_dir = ("永久栏目", "临时栏目/常规链式") if lang == "zh" else ("Permanent", "Temporary/General Chain")
     primary_name = "A书签树（永久栏目）.json" if lang == "zh" else "A-PermanentBookmarks.json"
     out.mkdir(parents=True, exist_ok=True)
-    n_temp = bookmarks // 5
+    n_temp = max(bookmarks // 5, bookmarks - TREE_MAX)
     tree, identity = permanent_tree(g, bookmarks - n_temp)
     (out / perm_dir).mkdir(parents=True, exist_ok=True)
     (out / perm_dir / primary_name).write_text(json.dumps({

@@ -4,7 +4,7 @@
                                 [--no-sync] [--no-search]
 
 Sync: the floor (json-parse every file + bulk FTS5 insert, see floor.py), cold sync, no-op re-sync
-and one-note-changed re-sync (each a ratio to the floor) and the peak RSS of a cold sync.
+and one-note-changed re-sync (each a ratio to the floor, measured next to it) and the peak RSS of any of them.
 
 Search: the query mix of queries.py. For each query, whole ``bookmark-research search`` processes
 alternate with the search floor (search_floor.py: one bare Python process over a prebuilt FTS5
@@ -12,7 +12,7 @@ trigram table of the same bookmarks); the ratio is median CLI time over median f
 the CLI process's peak RSS. Also the in-process latency (p50/p95 over the mix through the registry)
 and ``search_bookmarks`` on a warm MCP server over stdio (p50/p95).
 
-``--million`` adds the 1,000,000-bookmark package (slow: several minutes). The package is byte-compiled
+``--million`` adds the 1,000,000-bookmark package (slow: one sync repeat, three per search query). The package is byte-compiled
 first and subprocesses may write bytecode, as for an installed tool. Results go to stdout (Markdown)
 and scripts/bench/out/results.json.
 """
@@ -37,18 +37,18 @@ from floor import floor_seconds  # noqa: E402
 from generate import generate  # noqa: E402
 from queries import MIX, cli_args  # noqa: E402
 
+TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time: peak RSS of a child
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("BOOKMARK_RESEARCH_")}
 
 SYNC_SNIPPET = """
-import json, resource, sys, time
+import json, sys, time
 from bookmark_research.core.app import App
 from bookmark_research.sources.manager import sync_package
 app = App(sys.argv[2])
 start = time.perf_counter()
 out = sync_package(app, sys.argv[1], source_id="bench", mode="snapshot")
 seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "bookmarks": out["counts"]["bookmarks"], "changed": out["changed_files"],
+print(json.dumps({"seconds": seconds, "bookmarks": out["counts"]["bookmarks"], "changed": out["changed_files"],
                   "updated": out["items_updated"]}))
 """
 
@@ -96,22 +96,28 @@ anyio.run(go)
 
 
 def _python(snippet: str, *args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", snippet, *args], capture_output=True, text=True, check=True, env=ENV)
-    return json.loads(proc.stdout)
+    """Run a snippet in a fresh interpreter; its JSON output plus ``peak_mb`` (GNU time, see :func:`_timed`)."""
+    with tempfile.NamedTemporaryFile("r") as report:
+        proc = subprocess.run([TIME, "-f", "%M", "-o", report.name, sys.executable, "-c", snippet, *args],
+                              capture_output=True, text=True, check=True, env=ENV)
+        return {**json.loads(proc.stdout), "peak_mb": int(report.read().split()[-1]) / 1024}
 
 
 def _timed(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one whole process."""
-    with tempfile.TemporaryFile() as errors:
+    """Wall seconds and peak RSS (MB) of one whole process.
+
+    The process runs under GNU time (``%M``): a child forked from this (large) benchmark process would
+    inherit its peak RSS in ``ru_maxrss``. Floor and CLI both pay the few milliseconds of the wrapper.
+    """
+    with tempfile.NamedTemporaryFile("r") as report, tempfile.TemporaryFile() as errors:
         start = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, env=ENV)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run([TIME, "-f", "%M", "-o", report.name, *command], stdout=subprocess.DEVNULL,
+                              stderr=errors, env=ENV)
         seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
             errors.seek(0)
             raise RuntimeError(f"{command} failed: {errors.read().decode(errors='replace')}")
-    return seconds, usage.ru_maxrss / 1024
+        return seconds, int(report.read().split()[-1]) / 1024
 
 
 def _median(values: list[float]) -> float:
@@ -129,10 +135,10 @@ def _edit_one_note(package: Path) -> Path:
 
 
 def bench_sync(package: Path, size: int, lang: str, repeat: int, work: Path) -> tuple[dict, Path]:
-    floor = _median([floor_seconds(package, work / "floor.sqlite3") for _ in range(repeat)])
-    cold, noop, one = [], [], []
+    floors, cold, noop, one = [], [], [], []
     peak = 0.0
-    for n in range(repeat):
+    for n in range(repeat):  # the floor runs next to each sync, so both see the same machine load
+        floors.append(floor_seconds(package, work / "floor.sqlite3"))
         data = work / f"data-{lang}-{size}-{n}"
         first = _python(SYNC_SNIPPET, str(package), str(data))
         cold.append(first["seconds"])
@@ -144,8 +150,11 @@ def bench_sync(package: Path, size: int, lang: str, repeat: int, work: Path) -> 
         edited = _python(SYNC_SNIPPET, str(package), str(data))
         assert edited["changed"] == 1 and edited["updated"] == 1, edited
         one.append(edited["seconds"])
+        peak = max(peak, again["peak_mb"], edited["peak_mb"])
         if n < repeat - 1:
             shutil.rmtree(data)
+    floor = _median(floors)
+    (work / "floor.sqlite3").unlink(missing_ok=True)
     return {"size": size, "lang": lang, "bookmarks": first["bookmarks"], "floor_s": floor,
             "cold_s": _median(cold), "noop_s": _median(noop), "one_note_s": _median(one),
             "cold_ratio": _median(cold) / floor, "noop_ratio": _median(noop) / floor,
@@ -205,17 +214,18 @@ def main() -> None:
                     data = work / f"data-{lang}-{size}"
                     _python(SYNC_SNIPPET, str(package), str(data))
                 else:
-                    row, data = bench_sync(package, size, lang, args.repeat, work)
+                    row, data = bench_sync(package, size, lang, 1 if size >= 1_000_000 else args.repeat, work)
                     sync_rows.append(row)
                 if not args.no_search:
-                    search_rows.append(bench_search(package, data, size, lang, args.repeat, work))
+                    search_rows.append(bench_search(package, data, size, lang, 3 if size >= 1_000_000 else args.repeat,
+                                                    work))
                 shutil.rmtree(package)
                 shutil.rmtree(data)
                 print(f"done {lang} {size}", file=sys.stderr)
     (out_dir / "results.json").write_text(json.dumps({"sync": sync_rows, "search": search_rows}, indent=2,
                                                      ensure_ascii=False))
     if sync_rows:
-        print("| bookmarks | lang | sync floor | cold sync | no-op re-sync | one note changed | peak RSS (cold sync) |")
+        print("| bookmarks | lang | sync floor | cold sync | no-op re-sync | one note changed | peak RSS (any sync) |")
         print("|---:|---|---:|---:|---:|---:|---:|")
         for r in sync_rows:
             print(f"| {r['bookmarks']:,} | {r['lang']} | {r['floor_s']:.2f} s | {r['cold_s']:.2f} s ({r['cold_ratio']:.1f}x) "
