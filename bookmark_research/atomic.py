@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
+
+STAGING_PREFIX = ".staging-"  # folders being written by :func:`staging_dir`, renamed by :func:`publish_dir`
+TEMP_SUFFIX = ".tmp"  # files being written by :func:`write_bytes` (``.<name>.<random>.tmp``)
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
@@ -33,7 +37,7 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
 def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o600) -> None:
     """Replace ``path`` with ``data`` atomically and durably (temp file, fsync, rename, fsync dir)."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -91,3 +95,51 @@ def publish_dir(staging: str | os.PathLike[str], target: str | os.PathLike[str])
         shutil.rmtree(staging, ignore_errors=True)
         raise
     fsync_dir(Path(target).parent)
+
+
+def staging_dir(parent: str | os.PathLike[str]) -> Path:
+    """A new empty folder in ``parent`` to fill and then :func:`publish_dir` (same file system)."""
+    return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=parent))
+
+
+def remove_tree(path: str | os.PathLike[str]) -> None:
+    """Delete a folder tree, including read-only files and folders (published snapshots are 0444)."""
+    def retry(func: Any, p: str, _exc: Any) -> None:
+        try:
+            os.chmod(os.path.dirname(p), 0o755)
+            if not os.path.islink(p):
+                os.chmod(p, 0o755 if os.path.isdir(p) else 0o644)
+            func(p)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=retry)
+
+
+def remove_leftovers(folder: str | os.PathLike[str], before: float, prefixes: tuple[str, ...] = ()) -> list[str]:
+    """Remove what an interrupted write left in ``folder``: staging folders, temporary files and
+    entries starting with ``prefixes``, all last modified before ``before`` (a ``time.time()``), so
+    a write still in progress in another process is never touched. Returns the names removed."""
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        leftover = name.startswith(STAGING_PREFIX) or name.startswith(prefixes) or (
+            name.startswith(".") and name.endswith(TEMP_SUFFIX))
+        if not leftover:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if st.st_mtime >= before:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+            removed.append(name)
+        except OSError:
+            continue
+    return removed

@@ -45,7 +45,7 @@ def _evidence_steps(app: App, data_dir: Path) -> None:
     os.environ["BOOKMARK_RESEARCH_CONFIG"] = str(data_dir / "settings.json")  # the demo's own settings
     try:
         # The demo's pages are served from this machine, which direct fetching refuses by default.
-        update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, allow_credentials=False)
+        update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, terminal=True)
         base = f"http://127.0.0.1:{server.server_address[1]}"
         _step("Read pages with the keyless direct fetcher (a local web server stands in for the web)",
               f"fetch-web {base}/tokio-tutorial.html {base}/bm25.html --provider direct")

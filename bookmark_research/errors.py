@@ -7,6 +7,9 @@ names the file or field at fault, and a machine-readable ``kind``. Front ends pr
 
 from __future__ import annotations
 
+import os
+import traceback
+
 
 class BookmarkResearchError(Exception):
     """A failure caused by input or state, reported to the user as one line."""
@@ -26,6 +29,10 @@ class InvalidInputError(BookmarkResearchError):
     """A package, file or argument that cannot be accepted."""
 
     kind = "invalid_input"
+
+
+class InvalidArgumentError(InvalidInputError):
+    """An operation's arguments do not fit its input model (a usage error: the CLI exits 2)."""
 
 
 class UnsafeInputError(InvalidInputError):
@@ -62,3 +69,30 @@ class BusyError(BookmarkResearchError):
     """Another process holds the lock on this record; retrying shortly is safe."""
 
     kind = "busy"
+
+
+def internal_error(exc: BaseException) -> str:
+    """The one line shown for a bug: the exception type and where it was raised, never its message.
+
+    An exception's text can quote its input (a fragment of an API key, a file's contents), so only
+    the type, the innermost frame and (when that is in a library) the innermost frame of this
+    package are named.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return f"internal error ({type(exc).__name__})"
+    package = os.path.dirname(os.path.abspath(__file__))
+
+    def place(frame: traceback.FrameSummary) -> str:
+        path = os.path.abspath(frame.filename)
+        if path.startswith(package + os.sep):
+            shown = os.path.relpath(path, os.path.dirname(package))
+        else:
+            shown = "/".join(path.split(os.sep)[-2:])
+        return f"{shown}:{frame.lineno}"
+
+    ours = [f for f in frames if os.path.abspath(f.filename).startswith(package + os.sep)]
+    where = place(frames[-1])
+    if ours and ours[-1] is not frames[-1]:
+        where += f" via {place(ours[-1])}"
+    return f"internal error ({type(exc).__name__} in {where})"

@@ -63,6 +63,15 @@ def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(scope="session")
+def stand_in_providers() -> Any:
+    """Stand-in exa, tavily and parallel MCP servers on loopback (tests/remote_providers.py), shared by the session."""
+    from tests.remote_providers import RemoteProviders
+
+    with RemoteProviders() as running:
+        yield running
+
+
 @pytest.fixture
 def core(tmp_path: Path) -> Core:
     c = Core(tmp_path / "data")

@@ -12,6 +12,31 @@ from mcp.server import MCPServer
 
 ARTICLE_TEXT = "Reciprocal rank fusion merges ranked lists by summing 1/(60 + rank). " * 12
 SEEN: dict[str, list[dict[str, Any]]] = {}
+#: Credential headers each stand-in received (provider → header values), so canary tests can prove a
+#: request carrying the key really was sent.
+KEYS_SEEN: dict[str, list[str]] = {}
+HUGE_BYTES = 6 * 1024 * 1024  # a tool result larger than any provider response we accept
+
+
+class _Gate:
+    """ASGI wrapper: records credential headers; a key containing ``-401-`` is refused with HTTP 401."""
+
+    def __init__(self, app: Any, name: str) -> None:
+        self.app, self.name = app, name
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            key = headers.get("x-api-key") or headers.get("authorization")
+            if key:
+                KEYS_SEEN.setdefault(self.name, []).append(key)
+            if key and "-401-" in key:
+                body = f"invalid key {key}".encode("latin-1", "replace")  # an upstream that echoes the key
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
 
 
 def _exa() -> MCPServer:
@@ -30,6 +55,8 @@ def _exa() -> MCPServer:
     @server.tool()
     def web_fetch_exa(urls: list[str], maxCharacters: int = 3000) -> dict[str, Any]:  # noqa: N803
         SEEN.setdefault("exa", []).append({"tool": "web_fetch_exa", "urls": urls})
+        if any("huge" in u for u in urls):
+            return {"results": [{"url": u, "title": "Huge", "text": "x" * HUGE_BYTES} for u in urls]}
         return {"results": [{"url": u, "title": "Fetched", "text": ARTICLE_TEXT[:maxCharacters]}
                             for u in urls if "missing" not in u]}
 
@@ -84,9 +111,10 @@ class RemoteProviders:
 
     def __enter__(self) -> RemoteProviders:
         SEEN.clear()
+        KEYS_SEEN.clear()
         for name, factory in (("exa", _exa), ("tavily", _tavily), ("parallel", _parallel)):
             port = _free_port()
-            app = factory().streamable_http_app(host="127.0.0.1")
+            app = _Gate(factory().streamable_http_app(host="127.0.0.1"), name)
             server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on"))
             thread = threading.Thread(target=server.run, daemon=True)
             thread.start()

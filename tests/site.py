@@ -17,6 +17,17 @@ NOT_FOUND = "<html><head><title>404 Not Found</title></head><body><h1>Not Found<
 CHALLENGE = """<html><head><title>Just a moment...</title></head><body><p>Checking your browser before
 accessing the site. Enable JavaScript and cookies to continue.</p></body></html>"""
 ROBOTS = "User-agent: *\nDisallow: /private\n"
+META_ARTICLE = f"""<!doctype html><html lang="en-GB"><head><title>Fusion notes | Ranking Weekly</title>
+<meta name="author" content="Ada Quarry"><meta property="article:published_time" content="2026-02-03T08:00:00Z">
+<meta property="og:site_name" content="Ranking Weekly"></head><body><nav>Home | Archive | Subscribe</nav>
+<article><h1>Fusion notes</h1><p>{PARAGRAPH}</p><h2>Why it works</h2><ul><li>No score calibration is needed.</li>
+<li>Outliers in one list cannot dominate.</li></ul><table><tr><th>k</th><th>effect</th></tr><tr><td>60</td>
+<td>the usual choice</td></tr></table><p>{PARAGRAPH}</p></article><footer>Ranking Weekly footer</footer></body></html>"""
+ZH_ARTICLE = ("<html><head><meta charset='gbk'><title>排序融合</title></head><body><article>"
+              + "<p>倒数排序融合把多个检索系统的排名列表合并在一起，不需要校准分数，效果稳定。</p>" * 6
+              + "</article></body></html>").encode("gbk")
+HUGE = ("<html><head><title>Huge</title></head><body><article>"
+        + "".join(f"<p>{PARAGRAPH} Block {i}.</p>" for i in range(20_000)) + "</article></body></html>").encode()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -45,6 +56,12 @@ class Handler(BaseHTTPRequestHandler):
             "/plain": (200, PARAGRAPH * 5, "text/plain; charset=utf-8"),
             "/private/secret": (200, ARTICLE, "text/html"),
             "/file.pdf": (200, b"%PDF-1.4 binary", "application/pdf"),
+            "/meta-article": (200, META_ARTICLE, "text/html; charset=utf-8"),
+            "/binary-html": (200, b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8, "text/html"),
+            "/odd-charset": (200, ARTICLE.replace("explained", "expliqu\u00e9").encode("latin-1"),
+                             "text/html; charset=x-unknown-9"),
+            "/gbk": (200, ZH_ARTICLE, "text/html"),
+            "/huge": (200, HUGE, "text/html"),
             "/big": (200, "<html><body>" + "<p>" + "x" * 1000 + "</p>" * 1 + ("<p>filler</p>" * 20000) + "</body></html>",
                      "text/html"),
         }

@@ -14,7 +14,7 @@ def test_demo_runs_offline_and_leaves_nothing(tmp_path):
     assert "18 bookmarks (15 unique URLs)" in proc.stdout
     assert "Asynchronous Programming in Rust" in proc.stdout
     assert "◀─▶" in proc.stdout and "Traceback" not in proc.stderr
-    assert "2/2 page(s) read" in proc.stdout and "[work-stealing] [scheduler]" in proc.stdout
+    assert "2/2 pages read" in proc.stdout and "[work-stealing] [scheduler]" in proc.stdout
     assert not (tmp_path / ".local").exists() and not (tmp_path / ".config").exists()
 
 
@@ -64,13 +64,31 @@ def test_errors_are_one_line_exit_1(tmp_path, demo):
     err = cli_json("search", "nope", data_dir=data, expect=1)
     assert err["error_kind"] == "not_found" and "nope" in err["error"]
     proc = run_cli("search", "nope", "--limit", "5000", data_dir=data)
-    assert proc.returncode == 1 and "limit" in proc.stderr
+    assert proc.returncode == 2 and "limit" in proc.stderr  # an out-of-range option is a usage error
 
 
 def test_usage_errors_exit_2(tmp_path):
     assert run_cli("search", data_dir=tmp_path).returncode == 2
     assert run_cli("sync", "x", "--mode", "sometimes", data_dir=tmp_path).returncode == 2
     assert run_cli("frobnicate", data_dir=tmp_path).returncode == 2
+
+
+def test_option_values_the_model_refuses_are_usage_errors(tmp_path, demo):
+    data = tmp_path / "data"
+    cli_json("sync", str(demo), "--source-id", "d", data_dir=data)
+    for args, field in ((("search", "d", "x", "--limit", "-1"), "limit"),
+                        (("search", "d", "x", "--offset", "-5"), "offset"),
+                        (("search", "d", "--tag-color", "pink"), "tag_colors[0]"),
+                        (("history", "d", "--limit", "-1"), "limit"),
+                        (("search-archive", "x", "--offset", "-1"), "offset"),
+                        (("literature", "x", "--from-year", "2025", "--to-year", "2020"), "to_year"),
+                        (("search-plan", "x", "--from-year", "2025", "--to-year", "2020"), "to_year")):
+        proc = run_cli(*args, data_dir=data)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+        assert f": {field}: " in proc.stderr and "Traceback" not in proc.stderr
+    as_json = cli_json("search", "d", "--tag-color", "pink", data_dir=data, expect=2)
+    assert as_json["error_kind"] == "invalid_input" and "tag_colors" in as_json["error"]
 
 
 def test_queries_do_not_create_a_database(tmp_path):
@@ -96,3 +114,73 @@ def test_global_data_dir_option_and_module_entry(tmp_path):
     assert json.loads(proc.stdout)["counts"]["bookmarks"] == 10
     assert (tmp_path / "x" / "index.sqlite3").exists()
     assert "Usage" in run_cli("--help").stdout
+
+
+def test_small_ux_fixes(tmp_path, demo):
+    data = tmp_path / "data"
+    elsewhere = tmp_path / "elsewhere"
+    # --data-dir after the subcommand, like before it
+    proc = run_cli("sync", str(demo), "--source-id", "d", "--data-dir", str(data), data_dir=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert (data / "index.sqlite3").exists() and not elsewhere.exists()
+    assert cli_json("status", f"--data-dir={data}", data_dir=elsewhere)["sources"][0]["source_id"] == "d"
+    # singular and plural
+    found = run_cli("search", "d", "示例公司甲", data_dir=data)
+    assert "1 match (1 unique URL)" in found.stdout
+    # context shows the item's tags
+    ctx = run_cli("context", "d", "--item", "temp-one", data_dir=data)
+    assert "tags: #关注 (green)" in ctx.stdout
+    # search-plan is readable text unless --json
+    plan = run_cli("search-plan", "graph rag", "--native-tool", "web_search", data_dir=data)
+    assert plan.returncode == 0 and plan.stdout.startswith("Search plan for 'graph rag': hybrid search")
+    assert "web_search" in plan.stdout and "{" not in plan.stdout
+    # doctor says when the data dir does not exist yet
+    doctor = run_cli("doctor", data_dir=tmp_path / "not-yet")
+    assert "does not exist yet; the first sync creates it" in doctor.stdout
+
+
+def test_file_names_with_newlines_are_escaped_in_text(tmp_path, demo):
+    data = tmp_path / "data"
+    odd = demo / "临时栏目" / "常规链式" / "two\nlines.json"
+    card = json.loads((demo / TEMP_PATH).read_text(encoding="utf-8"))
+    card["id"], card["label"] = "temp-section-odd", "A-9"
+    for item in card["items"]:
+        item["sectionId"] = "temp-section-odd"
+        for child in item.get("children", []):
+            child["sectionId"] = "temp-section-odd"
+    odd.write_text(json.dumps(card, ensure_ascii=False), encoding="utf-8")
+    assert run_cli("sync", str(demo), "--source-id", "d", data_dir=data).returncode == 0
+    status = run_cli("status", "d", data_dir=data)
+    assert "常规链式/two\\nlines.json" in status.stdout
+    assert not any(line.startswith("lines.json") for line in status.stdout.splitlines())
+    odd.unlink()
+    proc = run_cli("sync", str(demo), "--source-id", "d", data_dir=data)
+    assert "two\\nlines.json" in proc.stdout and "kept 1 indexed file missing" in proc.stdout
+
+
+def test_duplicate_warning_names_at_most_three(core, demo):
+    for n in range(1, 6):
+        out = core.sync(demo, source_id=f"s{n}")
+    warning = next(w for w in out["warnings"] if w.startswith("Identical content"))
+    assert warning.startswith("Identical content is already indexed as s1, s2, s3 and 1 more;")
+
+
+def test_a_fetch_failure_lists_every_providers_reason(tmp_path, monkeypatch):
+    import httpx
+    import respx
+    from click.testing import CliRunner
+
+    from bookmark_research.cli.main import cli
+    from bookmark_research.config.settings import update
+
+    update({"fetch.providers": ["exa", "jina", "direct"]}, terminal=True)
+    with respx.mock:
+        respx.get(url__startswith="https://r.jina.ai/").mock(return_value=httpx.Response(451))
+        respx.route(host="127.0.0.1").pass_through()
+        result = CliRunner().invoke(cli, ["--data-dir", str(tmp_path / "d"), "fetch-web", "http://127.0.0.1:9/x"])
+    assert result.exit_code == 1
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("error: no page could be read: ")
+    reasons = last.removeprefix("error: no page could be read: ").split("; ")
+    assert reasons[0] == "exa: cannot reach the MCP endpoint" and reasons[1] == "jina HTTP 451"
+    assert reasons[2].startswith("direct: the host resolves to a private") and len(reasons) == 3

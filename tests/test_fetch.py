@@ -27,7 +27,7 @@ def settings_file(tmp_path, monkeypatch):
 
 @pytest.fixture
 def site(settings_file):
-    update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, allow_credentials=False)
+    update({"direct.allow_private_networks": True, "direct.min_interval_seconds": 0}, terminal=True)
     with Site() as s:
         yield s
 
@@ -67,7 +67,7 @@ def test_redirects_robots_types_and_size(core, site):
     assert by_url["plain"]["status"] == "ok"
     assert by_url["loop"]["error_kind"] == "too_many_redirects"
     assert out["status"] == "partial"
-    update({"direct.max_bytes": 65536}, allow_credentials=False)
+    update({"direct.max_bytes": 65536}, terminal=True)
     assert _direct(core, site.base + "/big")["pages"][0]["error_kind"] == "response_too_large"
 
 
@@ -98,7 +98,7 @@ def test_jina_reader_request_shape_and_waterfall(core, site, monkeypatch):
         httpx.Response(200, json=JINA_OK) if request.url.path.endswith("/a") else httpx.Response(
             451, text=f"blocked {CANARY}")))
     respx.route(host="127.0.0.1").pass_through()
-    update({"fetch.providers": ["jina", "direct"]}, allow_credentials=False)
+    update({"fetch.providers": ["jina", "direct"]}, terminal=True)
     out = core("fetch_web", urls=["https://jina.example/a", site.base + "/article"])
     assert out["mode"] == "waterfall" and out["status"] == "ok"
     assert [p["provider"] for p in out["pages"]] == ["jina", "direct"]  # direct only for what jina missed
@@ -143,7 +143,7 @@ def test_unreachable_provider_is_a_failure_not_an_empty_result(core):
 
 
 def test_later_failure_never_erases_text(core, site):
-    update({"fetch.providers": ["direct", "jina"]}, allow_credentials=False)
+    update({"fetch.providers": ["direct", "jina"]}, terminal=True)
     with respx.mock:
         respx.route(host="127.0.0.1").pass_through()
         jina = respx.get(url__startswith="https://r.jina.ai/").mock(return_value=httpx.Response(500))
@@ -173,7 +173,104 @@ def test_extraction_unit_cases():
 def test_politeness_interval_between_requests_to_one_host(core, site):
     import time
 
-    update({"direct.min_interval_seconds": 0.3, "direct.respect_robots": False}, allow_credentials=False)
+    update({"direct.min_interval_seconds": 0.3, "direct.respect_robots": False}, terminal=True)
     start = time.monotonic()
     out = _direct(core, site.base + "/article", site.base + "/plain")
     assert out["status"] == "ok" and time.monotonic() - start >= 0.3
+
+
+class _Endless:
+    """A streamed body of ``total`` bytes that counts how much of it was actually pulled."""
+
+    def __init__(self, total: int = 64 * 1024 * 1024, chunk: int = 64 * 1024) -> None:
+        self.total, self.chunk, self.pulled = total, chunk, 0
+
+    def __iter__(self):
+        while self.pulled < self.total:
+            self.pulled += self.chunk
+            yield b" " * self.chunk
+
+
+def test_every_body_is_capped_while_it_streams(core, monkeypatch):
+    """Jina search, Jina Reader, robots.txt and scholarly APIs stop reading at the cap (4 MiB / 512 KiB)."""
+    from bookmark_research.config.settings import DirectSettings
+    from bookmark_research.providers import scholarly
+    from bookmark_research.providers.direct import DirectFetcher
+
+    monkeypatch.setenv("JINA_API_KEY", CANARY)
+    bodies: dict[str, _Endless] = {}
+
+    def endless(name):
+        def respond(request):
+            bodies[name] = _Endless()
+            return httpx.Response(200, content=iter(bodies[name]), headers={"content-type": "application/json"})
+        return respond
+
+    with respx.mock:
+        respx.get("https://s.jina.ai/").mock(side_effect=endless("search"))
+        respx.get(url__startswith="https://r.jina.ai/").mock(side_effect=endless("reader"))
+        respx.get(scholarly.CROSSREF).mock(side_effect=endless("crossref"))
+        searched = core("search_web", targets=[{"target": "t", "query": "q"}], providers=["jina"])
+        read = core("fetch_web", urls=["https://example.com/a"], provider="jina")
+        papers = core("literature_search", query="x", providers=["crossref"])
+    assert searched["batches"][0]["error_kind"] == "response_too_large"
+    assert read["pages"][0]["error_kind"] == "response_too_large"
+    assert papers["diagnostics"]["providers"][0]["error_kind"] == "response_too_large"
+    for name, body in bodies.items():
+        assert body.pulled <= 4 * 1024 * 1024 + body.chunk, name  # never read past the cap
+
+    robots = _Endless()
+
+    def site(request):
+        if request.url.path == "/robots.txt":
+            return httpx.Response(200, content=iter(robots))
+        return httpx.Response(200, text=ARTICLE, headers={"content-type": "text/html"})
+
+    fetcher = DirectFetcher(DirectSettings(min_interval_seconds=0), transport=httpx.MockTransport(site))
+    try:
+        page = fetcher.fetch(["https://example.org/article"], 5000).pages[0]
+    finally:
+        fetcher.close()
+    assert page.extraction_status == "extracted"  # an unreadable robots.txt disallows nothing
+    assert robots.pulled <= 512 * 1024 + robots.chunk
+
+
+def test_declared_oversize_fails_before_reading(core, monkeypatch):
+    monkeypatch.setenv("JINA_API_KEY", CANARY)
+    with respx.mock:
+        respx.get("https://s.jina.ai/").mock(return_value=httpx.Response(
+            200, content=b"{}", headers={"content-length": str(64 * 1024 * 1024)}))
+        out = core("search_web", targets=[{"target": "t", "query": "q"}], providers=["jina"])
+    assert out["batches"][0]["error_kind"] == "response_too_large"
+    assert out["batches"][0]["error"] == "jina: response larger than 4 MiB"
+
+
+def test_remote_mcp_tool_results_are_capped(core, stand_in_providers, monkeypatch):
+    import bookmark_research.providers.remote_mcp as remote_mcp
+
+    monkeypatch.setattr(remote_mcp, "ENDPOINTS", stand_in_providers.endpoints)
+    out = core("fetch_web", urls=["https://example.com/huge"], provider="exa")
+    attempt = out["attempts"][0]
+    assert out["status"] == "error" and attempt["error_kind"] == "response_too_large", attempt
+    assert attempt["error"] == "exa: response larger than 4 MiB"
+    fine = core("fetch_web", urls=["https://example.com/fine"], provider="exa")
+    assert fine["status"] == "ok"  # the cap is per response, not per session
+
+
+def test_a_trickling_body_is_bounded_in_time(core, monkeypatch):
+    import time
+
+    monkeypatch.setenv("JINA_API_KEY", CANARY)
+    update({"timeout_seconds": 0.5}, terminal=True)
+
+    def trickle():
+        for _ in range(100):
+            time.sleep(0.1)
+            yield b" "
+
+    with respx.mock:
+        respx.get(url__startswith="https://r.jina.ai/").mock(side_effect=lambda request: httpx.Response(
+            200, content=trickle()))
+        start = time.monotonic()
+        out = core("fetch_web", urls=["https://example.com/slow"], provider="jina")
+    assert out["pages"][0]["error_kind"] == "timeout" and time.monotonic() - start < 3

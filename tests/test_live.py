@@ -186,3 +186,38 @@ def test_explicit_sync_waits_for_git(live):
         core.sync(pkg, source_id="L")
     lock.unlink()
     assert core.sync(pkg, source_id="L")["changed_files"] == 0
+
+
+def test_a_save_during_the_sync_is_not_missed(live, monkeypatch):
+    """The edit lands after the sync read the file but before it recorded what it saw."""
+    core, pkg = live
+    from bookmark_research.sources import manager
+
+    real = manager.read_input
+
+    def read_then_save(path, limits=None):
+        out = real(path, limits)
+        time.sleep(0.01)  # a later mtime than anything read
+        _edit_note(pkg, "saved-mid-sync")
+        return out
+
+    _edit_note(pkg, "first-edit")
+    monkeypatch.setattr(manager, "read_input", read_then_save)
+    core.sync(pkg, source_id="L")
+    monkeypatch.undo()
+    assert core.total("L", "first-edit", refresh=False) == 1
+    result = refresh(core.app, "L", timing=FAST, force=True)
+    assert result["performed"] and result["state"] == "current"
+    assert core.total("L", "saved-mid-sync", refresh=False) == 1
+
+
+def test_a_live_folder_with_a_non_utf8_file_name_is_an_error_state(live):
+    core, pkg = live
+    bad = os.fsencode(pkg / "临时栏目" / "常规链式") + b"/caf\xe9.json"
+    with open(bad, "wb") as fh:
+        fh.write((pkg / TEMP_PATH).read_bytes())
+    result = refresh(core.app, "L", timing=FAST, force=True)
+    assert result["state"] == "error" and "caf\\xe9.json: file name is not valid UTF-8" in result["error"]
+    assert core.status("L")["bookmarks"] == 5 and core.status("L")["source"]["state"] == "error"
+    os.remove(bad)
+    assert refresh(core.app, "L", timing=FAST, force=True)["state"] == "current"

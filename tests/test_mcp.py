@@ -34,6 +34,16 @@ def test_tools_are_the_registry_with_closed_schemas(app):
         assert tool.output_schema and tool.output_schema["type"] == "object"
         assert tool.description == op.summary
         assert tool.annotations.read_only_hint is op.read_only
+    hints = {name: (t.annotations.read_only_hint, t.annotations.destructive_hint, t.annotations.open_world_hint)
+             for name, t in tools.items()}
+    for name in ("search_web", "fetch_web", "literature_search", "search_providers"):
+        assert hints[name][2] is True, name  # these reach the internet
+    for name in ("search_bookmarks", "get_context"):
+        assert hints[name] == (False, False, False), name  # a query may re-sync a live source: not read-only
+    for name in ("index_status", "source_history", "doctor", "search_archive", "search_plan", "get_settings"):
+        assert hints[name] == (True, False, False), name
+    for name in ("sync_package", "source_restore", "source_remove", "source_merge"):
+        assert hints[name] == (False, True, False), name
     search = tools["search_bookmarks"].input_schema
     assert search["required"] == ["source_id"]
     assert search["properties"]["limit"]["maximum"] == 1000

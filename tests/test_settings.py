@@ -53,8 +53,8 @@ def test_invalid_existing_file_is_reported_and_kept(core, config_file):
     config_file.write_text('{"direct": {"allow_private_networks": "maybe"}}')
     with pytest.raises(BookmarkResearchError, match="direct.allow_private_networks"):
         core("get_settings")
-    with pytest.raises(BookmarkResearchError):
-        core("set_setting", key="timeout_seconds", value=10)
+    with pytest.raises(BookmarkResearchError, match=r"settings.json: field direct.allow_private_networks"):
+        core("set_setting", key="timeout_seconds", value=10)  # a change is refused while the file is invalid
     assert "maybe" in config_file.read_text()
 
 
@@ -91,3 +91,48 @@ def test_cli_config_set_and_show(tmp_path, config_file):
     assert bad.returncode == 1 and "direct.timeout_seconds" in bad.stderr and "Traceback" not in bad.stderr
     shown = run_cli("config", "show", env=env)
     assert 'search.providers = ["jina", "exa"]' in shown.stdout
+
+
+def test_mcp_cannot_weaken_a_safety_guard(app, config_file, tmp_path):
+    """An agent steered by a fetched page must not be able to switch off the SSRF guard or robots.txt."""
+    results = mcp_call(build_server(app), [
+        ("update_settings", {"changes": {"direct.allow_private_networks": True}}),
+        ("update_settings", {"changes": {"direct.respect_robots": False}}),
+        ("update_settings", {"changes": {"direct.min_interval_seconds": 0}}),
+        ("update_settings", {"changes": {"direct.max_bytes": 64 * 1024 * 1024}}),
+        ("update_settings", {"changes": {"timeout_seconds": 60}}),
+        ("update_settings", {"changes": {"wiki.directory": str(tmp_path / "elsewhere")}}),
+        ("update_settings", {"changes": {"fetch.max_characters": 5000, "direct.allow_private_networks": True}}),
+    ])
+    for result, key in zip(results, ("direct.allow_private_networks", "direct.respect_robots",
+                                     "direct.min_interval_seconds", "direct.max_bytes", "timeout_seconds",
+                                     "wiki.directory", "direct.allow_private_networks")):
+        assert result.is_error, key
+        payload = mcp_payload(result)
+        assert payload["error_kind"] == "invalid_input" and payload["error"].startswith(key)
+        assert "terminal" in payload["error"] and "config set" in payload["error"]
+    assert not config_file.exists()  # nothing written, not even the harmless part of the last call
+    # tightening a guard over MCP is fine; a terminal may loosen it
+    (tighter,) = mcp_call(build_server(app), [("update_settings", {"changes": {"direct.min_interval_seconds": 5}})])
+    assert not tighter.is_error and load().direct.min_interval_seconds == 5
+    env = {"BOOKMARK_RESEARCH_CONFIG": str(config_file)}
+    out = cli_json("config", "set", "direct.allow_private_networks", "true", data_dir=tmp_path / "d", env=env)
+    assert out["settings"]["direct"]["allow_private_networks"] is True
+    (back,) = mcp_call(build_server(app), [("update_settings", {"changes": {"direct.allow_private_networks": False}})])
+    assert not back.is_error and load().direct.allow_private_networks is False
+    (again,) = mcp_call(build_server(app), [("update_settings", {"changes": {"direct.allow_private_networks": None}})])
+    assert not again.is_error  # a reset to the (safe) default is not a weakening
+    tools = anyio_list_tools(app)
+    description = tools["update_settings"].input_schema["properties"]["changes"]["description"]
+    assert "allow_private_networks" not in description
+
+
+def anyio_list_tools(app):
+    import anyio
+    from mcp import Client
+
+    async def go():
+        async with Client(build_server(app)) as client:
+            return {t.name: t for t in (await client.list_tools()).tools}
+
+    return anyio.run(go)

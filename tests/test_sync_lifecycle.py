@@ -25,7 +25,7 @@ def test_demo_counts_and_copies(core, demo):
     assert b["anchor_of"] == {"permanent-section-copy-copy-b": "permanent-section"}
     assert a["results"][0]["shown_in_anchors"] == ["permanent-section-copy-copy-b"]
     temp = core.search("d", section="A-1")["results"][0]
-    assert "shown_in_anchors" not in temp or temp["shown_in_anchors"] is None
+    assert temp["shown_in_anchors"] is None  # a temporary card has no copy anchors
 
 
 def test_hash_skip_after_reopen(core, demo):
@@ -412,14 +412,42 @@ def test_restore_into_a_new_database(core, demo, tmp_path):
 def test_restore_command_brings_back_an_old_version(core, demo):
     first = core.sync(demo, source_id="s")
     drop_temp_card(demo)
-    assert core.sync(demo, source_id="s", completeness="complete")["counts"]["bookmarks"] == 3
+    second = core.sync(demo, source_id="s", completeness="complete")
+    assert second["counts"]["bookmarks"] == 3
     hist = core("source_history", source_id="s")
-    assert hist["total"] == 2 and hist["versions"][0]["current"] and not hist["versions"][1]["current"]
+    assert [v["version_id"] for v in hist["versions"]] == [second["version_id"], first["version_id"]]
+    assert [v["current"] for v in hist["versions"]] == [True, False] and hist["restores"] == []
     restored = core("source_restore", source_id="s", version_id=first["version_id"])
     assert restored["version_id"] == first["version_id"] and restored["counts"]["bookmarks"] == 5
-    assert core("source_history", source_id="s")["versions"][0]["version_id"] == first["version_id"] or True
+    assert core.total("s", section="A-1") == 2  # the dropped card is back
+    hist = core("source_history", source_id="s")
+    assert [v["version_id"] for v in hist["versions"]] == [second["version_id"], first["version_id"]]
+    assert [v["current"] for v in hist["versions"]] == [False, True]
+    (event,) = hist["restores"]
+    assert (event["version_id"], event["previous_version_id"]) == (first["version_id"], second["version_id"])
+    assert hist["versions"][1]["restored_at"] == event["restored_at"] and hist["versions"][0]["restored_at"] is None
     with pytest.raises(BookmarkResearchError, match="unknown version"):
         core("source_restore", source_id="s", version_id="v-nope")
+
+
+def test_restore_keeps_the_source_settings_for_later_syncs(core, demo, tmp_path):
+    """README: a plain sync is partial by default; a restore must not turn the source into a complete mirror."""
+    first = core.sync(demo, source_id="s")
+    assert first["completeness"] == "partial"
+    data = read_json(demo / A_PATH)
+    data["identityMap"][0]["note"] = "second-version"
+    write_json(demo / A_PATH, data)
+    core.sync(demo, source_id="s")
+    restored = core("source_restore", source_id="s", version_id=first["version_id"])
+    record = core.status("s")["source"]
+    assert (record["completeness"], record["input_path"]) == ("partial", str(demo))
+    assert restored["completeness"] == "partial" and restored["input_path"] == str(demo)
+    assert str(Path(restored["snapshot_path"])) not in record["aliases"]
+    newdir = tmp_path / "new"
+    write_json(newdir / TEMP_PATH, read_json(demo / TEMP_PATH))
+    later = core.sync(newdir, source_id="s")  # plain sync: partial, as the user left the source
+    assert later["completeness"] == "partial" and later["removed_files"] == []
+    assert core.status("s")["bookmarks"] == 5
 
 
 def test_tampered_snapshot(core, demo, tmp_path):

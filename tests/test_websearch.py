@@ -13,15 +13,14 @@ import bookmark_research.providers.websearch as websearch
 from bookmark_research.config.settings import update
 from bookmark_research.mcp.server import build_server
 from tests.conftest import cli_json, mcp_call, run_cli
-from tests.remote_providers import SEEN, RemoteProviders
+from tests.remote_providers import SEEN
 
 CANARY = "exa-canary-key-9d2f41"
 
 
-@pytest.fixture(scope="module")
-def servers():
-    with RemoteProviders() as running:
-        yield running
+@pytest.fixture
+def servers(stand_in_providers):
+    return stand_in_providers
 
 
 @pytest.fixture
@@ -35,12 +34,13 @@ def remote(servers, monkeypatch):
 
 def test_rrf_fusion_over_primaries_with_failures_reported(core, remote):
     update({"search.providers": ["exa", "tavily", "parallel"], "search.fallback_providers": []},
-           allow_credentials=False)
+           terminal=True)
     out = core("search_web", targets=[{"target": "rrf", "query": "rank fusion"}], limit_per_target=3)
     target = out["targets"][0]
     assert target["status"] == "partial" and target["providers"] == ["exa", "tavily"]
     shared = next(h for h in target["results"] if h["canonical_url"] == "https://shared.example/page")
-    assert shared["provider_count"] == 2 and target["results"][0] is not None
+    assert shared["provider_count"] == 2 and {h["provider"] for h in shared["sources"]} == {"exa", "tavily"}
+    assert target["results"][0]["canonical_url"] == "https://shared.example/page"  # found by both: ranked first
     assert [h["rrf_score"] for h in target["results"]] == sorted((h["rrf_score"] for h in target["results"]),
                                                                  reverse=True)
     parallel = next(b for b in out["batches"] if b["provider"] == "parallel")
@@ -50,7 +50,7 @@ def test_rrf_fusion_over_primaries_with_failures_reported(core, remote):
 
 
 def test_fallback_only_for_unresolved_queries(core, remote):
-    update({"search.providers": ["exa"], "search.fallback_providers": ["tavily"]}, allow_credentials=False)
+    update({"search.providers": ["exa"], "search.fallback_providers": ["tavily"]}, terminal=True)
     out = core("search_web", targets=[{"target": "ok", "query": "works"}, {"target": "bad", "query": "boom"}])
     assert out["routing"]["fallback_triggered"] is True
     assert [q["query"] for q in SEEN["tavily"]] == ["boom"]  # the resolved query did not fall back
@@ -58,7 +58,7 @@ def test_fallback_only_for_unresolved_queries(core, remote):
 
 
 def test_quota_cooldown_and_total_failure(core, remote, tmp_path):
-    update({"search.providers": ["tavily"], "search.fallback_providers": []}, allow_credentials=False)
+    update({"search.providers": ["tavily"], "search.fallback_providers": []}, terminal=True)
     first = core("search_web", targets=[{"target": "q", "query": "quota please"}])
     batch = first["batches"][0]
     assert batch["error_kind"] == "quota_exhausted" and batch["retry_after_seconds"] == 30
@@ -69,10 +69,10 @@ def test_quota_cooldown_and_total_failure(core, remote, tmp_path):
 
 
 def test_jina_search_needs_a_key_and_is_skipped_without(core):
-    update({"search.providers": ["jina"], "search.fallback_providers": []}, allow_credentials=False)
+    update({"search.providers": ["jina"], "search.fallback_providers": []}, terminal=True)
     out = core("search_web", targets=[{"target": "t", "query": "q"}])
     assert out["batches"][0]["error_kind"] == "authentication_required"
-    update({"search.providers": ["exa"], "search.fallback_providers": ["jina"]}, allow_credentials=False)
+    assert out["successful_provider_count"] == 0 and out["targets"][0]["results"] == []
 
 
 @respx.mock
@@ -90,7 +90,7 @@ def test_jina_search_with_key(core, monkeypatch):
 
 def test_remote_fetch_waterfall_and_secrets(core, remote, monkeypatch):
     monkeypatch.setenv("EXA_API_KEY", CANARY)
-    update({"fetch.providers": ["exa", "parallel"]}, allow_credentials=False)
+    update({"fetch.providers": ["exa", "parallel"]}, terminal=True)
     out = core("fetch_web", urls=["https://a.example/doc", "https://a.example/missing"], max_characters=5000)
     pages = {p["url"]: p for p in out["pages"]}
     assert pages["https://a.example/doc"]["provider"] == "exa" and pages["https://a.example/doc"]["status"] == "ok"
@@ -133,7 +133,7 @@ def test_out_of_order_completion_keeps_provider_order(core, remote, monkeypatch)
         return real(self, query, limit)
 
     monkeypatch.setattr(remote_mcp.RemoteMCP, "search", slow_exa)
-    update({"search.providers": ["exa", "tavily"], "search.fallback_providers": []}, allow_credentials=False)
+    update({"search.providers": ["exa", "tavily"], "search.fallback_providers": []}, terminal=True)
     out = core("search_web", targets=[{"target": "a", "query": "one"}, {"target": "b", "query": "two"}])
     assert [(b["provider"], b["target"]) for b in out["batches"]] == [("exa", "a"), ("exa", "b"), ("tavily", "a"),
                                                                        ("tavily", "b")]
@@ -173,7 +173,7 @@ def test_one_session_per_provider_for_many_queries(core, remote, monkeypatch):
         return real(self)
 
     monkeypatch.setattr(remote_mcp.RemoteMCP, "_open", counting)
-    update({"search.providers": ["exa"], "search.fallback_providers": []}, allow_credentials=False)
+    update({"search.providers": ["exa"], "search.fallback_providers": []}, terminal=True)
     out = core("search_web", targets=[{"target": str(n), "query": f"query {n}"} for n in range(4)])
     assert out["successful_provider_count"] == 1 and len(SEEN["exa"]) == 4
     assert opened == ["exa"]  # one handshake for four queries

@@ -190,7 +190,7 @@ def _parse_permanent(raw: dict[str, Any], header: SectionHeader, header_raw: dic
     def walk(walker: _Walker) -> None:
         walker.identity = identity
         for position, node_raw in enumerate(roots_raw):
-            walker.walk(node_raw, None, position, [], 0, f"tree[{position}]")
+            walker.walk(node_raw, None, position, [], 0, "tree" if isinstance(tree, dict) else f"tree[{position}]")
 
     section._walk = walk
     return section

@@ -6,6 +6,7 @@ are attached to the root group in ``cli/main.py``. Imports are deferred so a que
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -33,23 +34,29 @@ def _app(ctx: click.Context) -> Any:
     return root.obj
 
 
-def _fail(message: str, kind: str, as_json: bool) -> None:
+def _fail(message: str, kind: str, as_json: bool, code: int = 1) -> None:
     if as_json:
         click.echo(json.dumps({"error": message, "error_kind": kind}, ensure_ascii=False))
     click.echo(f"error: {message}", err=True)
-    sys.exit(1)
+    sys.exit(code)
 
 
 def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bool,
-           render: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Run operation ``name`` and print its result; every failure becomes one line and exit 1."""
-    from bookmark_research.errors import BookmarkResearchError
+           render: Callable[[dict[str, Any]], None] | None = None, *, from_file: bool = False) -> dict[str, Any]:
+    """Run operation ``name`` and print its result; every failure becomes one line and exit 1.
+
+    Arguments the input model refuses are a usage error (exit 2) when they came from options, and bad
+    data (exit 1) when ``from_file`` says they were read from a JSON file or stdin.
+    """
+    from bookmark_research.errors import BookmarkResearchError, InvalidArgumentError, internal_error
 
     arguments = {k: v for k, v in arguments.items() if v is not None}
     try:
         from bookmark_research.core.registry import run
 
         result = run(_app(ctx), name, arguments).model_dump(mode="json", exclude_none=False)
+    except InvalidArgumentError as exc:  # an option value the operation's input model refuses: usage
+        _fail(exc.message, exc.kind, as_json, code=1 if from_file else 2)
     except BookmarkResearchError as exc:
         _fail(exc.message, exc.kind, as_json)
     except KeyboardInterrupt:
@@ -58,8 +65,7 @@ def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bo
     except Exception as exc:  # never show a traceback to the user
         if os.environ.get("BOOKMARK_RESEARCH_DEBUG"):
             raise
-        _fail(f"internal error ({type(exc).__name__}: {exc}); set BOOKMARK_RESEARCH_DEBUG=1 for details",
-              "internal", as_json)
+        _fail(f"{internal_error(exc)}; set BOOKMARK_RESEARCH_DEBUG=1 for details", "internal", as_json)
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
     elif render is not None:
@@ -82,13 +88,22 @@ def read_json_input(path: str, as_json: bool) -> dict[str, Any]:
 
     Strict JSON (duplicate keys and NaN refused); a failure is one line naming the file, exit 1.
     """
-    from bookmark_research.canvas.strictjson import load_object
+    value = read_json_value(path, as_json)
+    if not isinstance(value, dict):
+        _fail(f"{'stdin' if path == '-' else path}: top level must be a JSON object", "invalid_input", as_json)
+    return value
+
+
+def read_json_value(path: str, as_json: bool) -> Any:
+    """Any JSON value (object, list, ...) from a file or stdin (``-``), as strictly as :func:`read_json_input`."""
+    from bookmark_research.canvas.strictjson import load_value
     from bookmark_research.errors import BookmarkResearchError
 
     source = "stdin" if path == "-" else path
     try:
-        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
-        return load_object(data, source)
+        with (open(path, "rb") if path != "-" else contextlib.nullcontext(sys.stdin.buffer)) as fh:
+            data = fh.read()
+        return load_value(data, source)
     except OSError as exc:
         _fail(f"{source}: cannot read ({exc.strerror})", "invalid_input", as_json)
     except BookmarkResearchError as exc:

@@ -17,7 +17,37 @@ import click
 from bookmark_research.cli.common import _app, _configure_stdio, _fail, invoke, json_option
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def _hoist_data_dir(args: list[str]) -> list[str]:
+    """Move ``--data-dir DIR`` (or ``--data-dir=DIR``) given after a subcommand to the front, where the
+    root group reads it; everything after a ``--`` is left alone."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if arg == "--data-dir" and i + 1 < len(args):
+            front += args[i:i + 2]
+            i += 2
+            continue
+        if arg.startswith("--data-dir="):
+            front.append(arg)
+        else:
+            rest.append(arg)
+        i += 1
+    return front + rest
+
+
+class _Root(click.Group):
+    """The root group: ``--data-dir`` is accepted before or after the subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _hoist_data_dir(list(args)))
+
+
+@click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--data-dir", type=click.Path(file_okay=False), envvar="BOOKMARK_RESEARCH_DATA_DIR",
               help="Where the index and snapshots live (default: $XDG_DATA_HOME/bookmark-research).")
 @click.version_option(package_name="bookmark-research")
@@ -268,11 +298,13 @@ def search_plan_cmd(ctx: click.Context, query: str, platform: str | None, native
                     include_working_papers: bool, from_year: int | None, to_year: int | None, offline: bool,
                     as_json: bool) -> None:
     """Plan provider and native searches for a question, without running any."""
+    from bookmark_research.cli import render
+
     invoke(ctx, "search_plan", {"query": query, "platform": platform,
                                 "native_search_available": bool(native_search_tools),
                                 "native_search_tools": list(native_search_tools),
                                 "include_working_papers": include_working_papers, "from_year": from_year,
-                                "to_year": to_year, "offline": offline}, True)
+                                "to_year": to_year, "offline": offline}, as_json, render.search_plan)
 
 
 @cli.command("providers")
@@ -410,6 +442,11 @@ def demo(package_path: str | None, keep: bool) -> None:
     from bookmark_research.demo import run_demo
 
     sys.exit(run_demo(package_path, keep))
+
+
+from bookmark_research.cli.evaluate import evaluate as _evaluate  # noqa: E402
+
+cli.add_command(_evaluate)
 
 
 def main() -> None:

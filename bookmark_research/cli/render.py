@@ -13,6 +13,16 @@ def _width() -> int:
     return max(60, min(shutil.get_terminal_size((100, 20)).columns, 140))
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 unique URL``, ``2 unique URLs``."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def esc(text: str) -> str:
+    """A name as one line of text: control characters (a newline in a file name) shown escaped."""
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _cut(text: str, width: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
@@ -27,28 +37,34 @@ def _table(rows: list[list[str]], headers: list[str]) -> None:
 
 def _warnings(warnings: list[str]) -> None:
     for w in warnings:
-        click.secho(f"warning: {w}", fg="yellow", err=True)
+        click.secho(f"warning: {esc(w)}", fg="yellow", err=True)
 
 
 def counts_line(c: dict[str, Any]) -> str:
-    return (f"{c['bookmarks']} bookmarks ({c['unique_urls']} unique URLs), {c['user_folders']} folders, "
-            f"{c['sections']} sections, {c['nodes']} canvas nodes, {c['edges']} edges, {c['memberships']} group memberships")
+    return (f"{plural(c['bookmarks'], 'bookmark')} ({plural(c['unique_urls'], 'unique URL')}), "
+            f"{plural(c['user_folders'], 'folder')}, {plural(c['sections'], 'section')}, "
+            f"{plural(c['nodes'], 'canvas node')}, {plural(c['edges'], 'edge')}, "
+            f"{plural(c['memberships'], 'group membership')}")
+
+
+def _files(paths: list[str]) -> str:
+    return ", ".join(esc(p) for p in paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
 
 
 def sync(r: dict[str, Any]) -> None:
     verb = "Created" if r["created"] else "Updated"
     click.echo(f"{verb} source {click.style(r['source_id'], bold=True)} ({r['mode']}, {r['completeness']}) "
-               f"from {r['input_kind']} {r['input_path']}")
+               f"from {r['input_kind']} {esc(r['input_path'])}")
     click.echo(f"  files: {r['changed_files']} changed, {r['skipped_files']} unchanged; items: "
                f"{r['items_inserted']} inserted, {r['items_updated']} updated, {r['items_deleted']} deleted")
     click.echo(f"  now:   {counts_line(r['counts'])}")
     click.echo(f"  version {r['version_id']}")
     if r["retained_missing_files"]:
-        click.echo(f"  kept {len(r['retained_missing_files'])} indexed files missing from this input (partial sync): "
-                   + ", ".join(r["retained_missing_files"][:5]))
+        click.echo(f"  kept {plural(len(r['retained_missing_files']), 'indexed file')} missing from this input "
+                   f"(partial sync): {_files(r['retained_missing_files'])}")
     if r["removed_files"]:
-        click.echo(f"  removed {len(r['removed_files'])} files missing from this input (complete sync): "
-                   + ", ".join(r["removed_files"][:5]))
+        click.echo(f"  removed {plural(len(r['removed_files']), 'file')} missing from this input (complete sync): "
+                   f"{_files(r['removed_files'])}")
     _warnings(r["warnings"])
 
 
@@ -66,9 +82,9 @@ def status(r: dict[str, Any]) -> None:
     for s in r["sources"]:
         src = s["source"]
         if src["pending_files"]:
-            click.echo(f"{s['source_id']}: pending {', '.join(src['pending_files'][:5])}")
+            click.echo(f"{s['source_id']}: pending {_files(src['pending_files'])}")
         if src["error"]:
-            click.secho(f"{s['source_id']}: {src['error']}", fg="red")
+            click.secho(f"{s['source_id']}: {esc(src['error'])}", fg="red")
     if any(s["source"]["mode"] == "live" for s in r["sources"]):
         w = r["watcher"]
         click.echo(f"watcher: {'running (pid ' + str(w.get('pid')) + ')' if w.get('running') else 'not running'}"
@@ -78,16 +94,19 @@ def status(r: dict[str, Any]) -> None:
         click.echo(f"\n{counts_line(s['counts'])}")
         for sec in s["sections"]:
             extra = f" → copy of {sec['canonical_id']}" if sec["is_anchor"] else ""
-            click.echo(f"  {sec['label']:<10} {sec['section_id']}  {sec['file_path']}{extra}")
+            click.echo(f"  {esc(sec['label']):<10} {esc(sec['section_id'])}  {esc(sec['file_path'])}{extra}")
         if s["source"]["retained_missing_files"]:
-            click.echo("kept from earlier imports: " + ", ".join(s["source"]["retained_missing_files"]))
+            click.echo("kept from earlier imports: " + _files(s["source"]["retained_missing_files"]))
 
 
 def history(r: dict[str, Any]) -> None:
     rows = [[("* " if v["current"] else "  ") + v["version_id"], v["created_at"], str(v["file_count"]),
              v["input_kind"] or "", v["completeness"] or "", _cut(v["input_path"] or "", 50)] for v in r["versions"]]
     _table(rows, ["  VERSION", "CREATED", "FILES", "INPUT", "SYNC", "FROM"])
-    click.echo(f"{r['total']} version(s); restore one with: bookmark-research restore {r['source_id']} VERSION")
+    for event in r.get("restores", [])[:5]:
+        click.echo(f"restored {event['version_id']} at {event['restored_at']}"
+                   + (f" (was {event['previous_version_id']})" if event["previous_version_id"] else ""))
+    click.echo(f"{plural(r['total'], 'version')}; restore one with: bookmark-research restore {r['source_id']} VERSION")
 
 
 def remove(r: dict[str, Any]) -> None:
@@ -126,7 +145,7 @@ def _result_line(n: int, row: dict[str, Any], width: int) -> None:
 def search(r: dict[str, Any]) -> None:
     width = _width()
     scope = ", ".join(f"{k}={v}" for k, v in r["query_scope"].items() if v and k != "item_types")
-    header = f"{r['total']} match{'es' if r['total'] != 1 else ''} ({r['unique_urls']} unique URLs)"
+    header = f"{plural(r['total'], 'match', 'matches')} ({plural(r['unique_urls'], 'unique URL')})"
     click.echo(header + (f" in {scope}" if scope else "") + f", ordered by {r['order']}")
     if len(r["targets"]) > 1:
         for t in r["targets"]:
@@ -149,12 +168,12 @@ def context(r: dict[str, Any]) -> None:
     if r["refresh"].get("note"):
         click.secho(f"note: {r['refresh']['note']}", fg="yellow")
     c = r["counts"]
-    click.echo(f"{c['sections']} section(s), {c['instances']} bookmark instances, {c['unique_urls']} unique URLs "
-               f"(copies not counted)")
+    click.echo(f"{plural(c['sections'], 'section')}, {plural(c['instances'], 'bookmark instance')}, "
+               f"{plural(c['unique_urls'], 'unique URL')} (copies not counted)")
     for s in r["sections"]:
         copy = f" — copy of {s['anchor_of']} (not counted)" if s["anchor_of"] else ""
-        click.echo(f"\n{click.style(s['label'], bold=True)} {s['title'] or ''} [{s['kind']}] {s['bookmark_count']} "
-                   f"bookmarks{copy}")
+        click.echo(f"\n{click.style(s['label'], bold=True)} {s['title'] or ''} [{s['kind']}] "
+                   f"{plural(s['bookmark_count'], 'bookmark')}{copy}")
         if s["description_md"]:
             click.echo(f"  {_cut(s['description_md'], width - 2)}")
     for item in r["items"]:
@@ -162,6 +181,8 @@ def context(r: dict[str, Any]) -> None:
         click.echo(f"\nitem {item['item_id']}: {item['title']} {item['url']}")
         if chain:
             click.echo(f"  in {chain}")
+        if item["tags"]:
+            click.echo("  tags: " + ", ".join(f"#{t.get('text', '')} ({t.get('color')})" for t in item["tags"]))
         if item["note"]:
             click.echo(f"  note ({item['note_color']}): {_cut(item['note'], width - 12)}")
     if r["groups"]:
@@ -183,7 +204,10 @@ def doctor(r: dict[str, Any]) -> None:
     click.echo(f"python   {r['python']}")
     click.echo(f"sqlite   {r['sqlite']}  fts5 {ok if r['fts5'] else bad}  trigram {ok if r['trigram'] else bad}  "
                f"json {ok if r['json1'] else bad}")
-    click.echo(f"data dir {r['data_dir']} ({'writable' if r['data_dir_writable'] else 'NOT writable'})")
+    state = "writable" if r["data_dir_writable"] else "NOT writable"
+    if not r["data_dir_exists"]:
+        state = f"does not exist yet; the first sync creates it ({'can' if r['data_dir_writable'] else 'cannot'})"
+    click.echo(f"data dir {r['data_dir']} ({state})")
     click.echo(f"database {r['database']} ({'exists' if r['database_exists'] else 'not created yet'})")
     for p in r["problems"]:
         click.secho(f"problem: {p}", fg="red")
@@ -210,7 +234,7 @@ def settings(r: dict[str, Any]) -> None:
 
 def archive(r: dict[str, Any]) -> None:
     width = _width()
-    click.echo(f"{r['total']} archived page(s) match {r['query']!r}")
+    click.echo(f"{plural(r['total'], 'archived page')} match {r['query']!r}")
     for n, hit in enumerate(r["results"], r["offset"] + 1):
         first = hit["occurrences"][0] if hit["occurrences"] else {}
         click.echo(f"{n:>3}. {click.style(_cut(first.get('title') or first.get('url') or hit['sha256'], width - 6), bold=True)}")
@@ -224,7 +248,7 @@ def archive(r: dict[str, Any]) -> None:
 
 def fetched(r: dict[str, Any]) -> None:
     width = _width()
-    click.echo(f"{r['successful_url_count']}/{len(r['urls'])} page(s) read ({r['status']}; {r['mode']} over "
+    click.echo(f"{r['successful_url_count']}/{plural(len(r['urls']), 'page')} read ({r['status']}; {r['mode']} over "
                f"{', '.join(r['providers'])})")
     for page in r["pages"]:
         mark = click.style("ok", fg="green") if page["status"] == "ok" else click.style(page["status"], fg="red")
@@ -233,16 +257,15 @@ def fetched(r: dict[str, Any]) -> None:
             click.echo(f"     {page['provider']}: {page['characters']} characters, {page['title'] or '(no title)'}")
             click.echo(f"     {_cut(page['text'], width - 5)}")
         else:
-            click.echo(f"     {page['extraction_status']}: {page['error'] or page['error_kind'] or 'no usable text'}")
-    for attempt in r["attempts"]:
-        if attempt["status"] == "error" and attempt.get("error"):
-            click.echo(click.style(f"     {attempt['provider']} failed: {attempt['error']}", dim=True))
+            for reason in page.get("reasons") or [page["error"] or page["error_kind"] or "no usable text"]:
+                click.echo(f"     {reason}")
 
 
 def web_results(r: dict[str, Any]) -> None:
     width = _width()
     for target in r["targets"]:
-        click.echo(f"{click.style(target['target'], bold=True)}: {target['result_count']} result(s), {target['status']}")
+        click.echo(f"{click.style(target['target'], bold=True)}: {plural(target['result_count'], 'result')}, "
+                   f"{target['status']}")
         for n, hit in enumerate(target["results"], 1):
             click.echo(f"{n:>3}. {_cut(hit['title'], width - 6)}")
             click.echo(click.style(f"     {_cut(hit['url'], width - 30)}  "
@@ -270,7 +293,7 @@ def providers(r: dict[str, Any]) -> None:
 
 def literature(r: dict[str, Any]) -> None:
     width = _width()
-    click.echo(f"{r['total']} record(s) for {r['query']!r} ({r['status']}; {'; '.join(r['routing']['reasons'])})")
+    click.echo(f"{plural(r['total'], 'record')} for {r['query']!r} ({r['status']}; {'; '.join(r['routing']['reasons'])})")
     for n, rec in enumerate(r["records"], 1):
         authors = ", ".join(a for a in rec["authors"][:3] if a) + (" et al." if len(rec["authors"]) > 3 else "")
         click.echo(f"{n:>3}. {click.style(_cut(rec['title'] or '(untitled)', width - 6), bold=True)}")
@@ -280,3 +303,23 @@ def literature(r: dict[str, Any]) -> None:
         if d["status"] != "ok":
             click.echo(click.style(f"{d['provider']}: {d['status']} — {d.get('error') or 'needs ' + ', '.join(d.get('missing', []))}",
                                    fg="yellow"))
+
+
+def search_plan(r: dict[str, Any]) -> None:
+    click.echo(f"Search plan for {r['query']!r}: {r['search_execution_mode'].replace('_', ' ')}")
+    for reason in r["routing"].get("reasons") or []:
+        click.echo(f"  routing: {reason}")
+    if r["provider_queries"]:
+        click.echo("provider queries (run with 'bookmark-research literature'):")
+        for q in r["provider_queries"]:
+            years = f" [{q.get('from_year') or ''}-{q.get('to_year') or ''}]" if q.get("from_year") or q.get("to_year") else ""
+            click.echo(f"  {q['provider']:<17} {q['query']}{years}")
+    if r["native_queries"]:
+        click.echo("queries for the agent's own search tools:")
+        for q in r["native_queries"]:
+            click.echo(f"  {q['tool']:<17} {q['query']}")
+    dedupe = ", then ".join(r["merge_policy"].get("dedupe") or [])
+    if dedupe:
+        click.echo(f"merge: deduplicate by {dedupe}")
+    for line in r["limitations"]:
+        click.echo(f"note: {line}")

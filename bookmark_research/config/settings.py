@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from bookmark_research import atomic
 from bookmark_research.canvas.strictjson import load_object
 from bookmark_research.canvas.validation import field_path
 from bookmark_research.errors import InvalidInputError, StorageError
@@ -162,15 +163,43 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def update(changes: dict[str, Any], *, allow_credentials: bool, path: Path | None = None) -> Settings:
-    """Apply dotted-key changes, validate the whole result, then write it atomically (or nothing)."""
+#: Settings that hold a safety guard, with the test of whether a change (old → new value) weakens it.
+#: Weakening one is terminal-only, like setting a credential: ``update_settings`` over MCP refuses it
+#: (an agent steered by text in a fetched page must not open the SSRF guard), ``config set`` allows it.
+#: Tightening a guard, or resetting it to its safe default, is allowed everywhere.
+GUARDS: dict[str, Callable[[Any, Any], bool]] = {
+    "direct.allow_private_networks": lambda old, new: bool(new) and not old,  # the SSRF guard
+    "direct.respect_robots": lambda old, new: bool(old) and not new,
+    "direct.min_interval_seconds": lambda old, new: new < old,  # politeness towards one host
+    "direct.max_bytes": lambda old, new: new > old,  # size cap of a fetched page
+    "direct.timeout_seconds": lambda old, new: new > old,
+    "timeout_seconds": lambda old, new: new > old,  # time cap of provider calls
+    "output.directory": lambda old, new: new != old,  # where files are written
+    "wiki.directory": lambda old, new: new != old,
+}
+
+
+def _value(settings: Settings, key: str) -> Any:
+    node: Any = settings
+    for part in key.split("."):
+        node = getattr(node, part)
+    return node
+
+
+def update(changes: dict[str, Any], *, terminal: bool, path: Path | None = None) -> Settings:
+    """Apply dotted-key changes, validate the whole result, then write it atomically (or nothing).
+
+    ``terminal`` is true only for a person at a terminal (``config set``): credentials and changes
+    that weaken a safety guard (:data:`GUARDS`) are refused otherwise.
+    """
     path = path or settings_path()
-    current = load(path).model_dump(exclude_defaults=True)
+    before = load(path)
+    current = before.model_dump(exclude_defaults=True)
     keys = valid_keys()
     for key, value in changes.items():
         if key not in keys:
             raise InvalidInputError(f"unknown setting {key!r}; valid keys: {', '.join(keys)}")
-        if key.startswith("credentials.") and not allow_credentials:
+        if key.startswith("credentials.") and not terminal:
             raise InvalidInputError(f"{key}: credentials cannot be set here; use the environment or "
                                     "'bookmark-research config set' in a terminal")
         node = current
@@ -187,6 +216,13 @@ def update(changes: dict[str, Any], *, allow_credentials: bool, path: Path | Non
         first = exc.errors()[0]
         where = field_path(tuple(first["loc"]))
         raise InvalidInputError(f"setting {where}: {first['msg']}") from None
+    if not terminal:
+        for key in changes:
+            weakens = GUARDS.get(key)
+            if weakens is not None and weakens(_value(before, key), _value(settings, key)):
+                raise InvalidInputError(
+                    f"{key}: this change weakens a safety guard and is allowed only from a terminal "
+                    f"('bookmark-research config set {key} VALUE'); nothing was changed")
     _write(path, settings.model_dump(exclude_defaults=True))
     return settings
 
@@ -194,12 +230,7 @@ def update(changes: dict[str, Any], *, allow_credentials: bool, path: Path | Non
 def _write(path: Path, data: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".settings-", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=2)
-            fh.write("\n")
-        os.chmod(tmp, 0o600)  # it may hold credentials
-        os.replace(tmp, path)
+        atomic.write_json(path, data, mode=0o600)  # it may hold credentials
     except OSError as exc:
         raise StorageError(f"{path}: cannot write settings ({exc.strerror}); set BOOKMARK_RESEARCH_CONFIG") from None
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
+
+from bookmark_research.canvas.models import TAG_COLORS
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^[^\x00]*\S[^\x00]*$")]
 Target = Annotated[str, StringConstraints(min_length=1, max_length=2048, pattern=r"^[^\x00]*\S[^\x00]*$")]
@@ -154,6 +156,13 @@ class Version(Output):
     input_path: str | None
     input_kind: str | None
     completeness: str | None
+    restored_at: str | None = Field(description="When this version was last made current again by a restore")
+
+
+class Restore(Output):
+    restored_at: str
+    version_id: str = Field(description="The version made current")
+    previous_version_id: str | None = Field(description="The version that was current before")
 
 
 class HistoryOutput(Output):
@@ -163,6 +172,7 @@ class HistoryOutput(Output):
     offset: int
     next_offset: int | None
     versions: list[Version]
+    restores: list[Restore] = Field(description="Restores, newest first (at most 100)")
 
 
 class RestoreInput(Input):
@@ -211,7 +221,8 @@ class SearchInput(Input):
     group_id: Text | None = Field(None, description="Group node id or unique group label")
     folder_id: Text | None = Field(None, description="Folder item id: restrict to its subtree")
     tags: list[Target] = Field(default_factory=list, max_length=100, description="Every tag text must be present")
-    tag_colors: list[Text] = Field(default_factory=list, max_length=20, description="Every tag colour must be present")
+    tag_colors: list[Literal[TAG_COLORS]] = Field(  # type: ignore[valid-type]
+        default_factory=list, max_length=20, description="Every tag colour must be present")
     item_types: list[Literal["bookmark", "folder"]] = Field(default_factory=lambda: ["bookmark"], min_length=1, max_length=2)
     limit: int = Field(20, ge=0, le=1000)
     offset: int = Field(0, ge=0, le=1_000_000_000)
@@ -232,6 +243,35 @@ class SearchInput(Input):
 class Snippet(Output):
     field: str
     text: str
+
+
+class AncestorRow(Output):
+    """An item's ancestor, root first: a full record without its own path (the titles of the
+    ancestors before it; the item's ``path`` holds the whole chain once)."""
+
+    source_id: str
+    section_id: str
+    item_id: str
+    source: str
+    section: str
+    item: str
+    parent_id: str | None
+    item_type: str
+    position: int
+    preorder: int
+    depth: int = Field(description="0 for the tree root, then one more per level")
+    title: str
+    url: str
+    note: str
+    note_color: str | None
+    tags: list[JSON]
+    raw_json: JSON
+    metadata: JSON
+    revision: int
+    section_label: str
+    file_path: str
+    synthetic: bool | None = None
+    shown_in_anchors: list[str] | None = None
 
 
 class BookmarkRow(Output):
@@ -261,7 +301,7 @@ class BookmarkRow(Output):
     shown_in_anchors: list[str] | None = None
     score: float | None = None
     snippet: Snippet | None = None
-    ancestors: list[BookmarkRow] | None = None
+    ancestors: list[AncestorRow] | None = None
 
 
 class TargetPage(Output):
@@ -350,6 +390,7 @@ class DoctorOutput(Output):
     trigram: bool
     json1: bool
     data_dir: str
+    data_dir_exists: bool = Field(description="False until the first sync creates it")
     database: str
     database_exists: bool
     data_dir_writable: bool
@@ -376,7 +417,8 @@ class SettingsOutput(Output):
 class UpdateSettingsInput(Input):
     changes: dict[Annotated[str, StringConstraints(min_length=1, max_length=100)], Any] = Field(
         min_length=1, max_length=50,
-        description="Dotted keys to new values, e.g. {\"direct.allow_private_networks\": true}; null resets")
+        description="Dotted keys to new values, e.g. {\"fetch.max_characters\": 20000}; null resets. Credentials "
+                    "and changes that weaken a safety guard are refused (terminal only)")
 
 
 class SetSettingInput(Input):
@@ -436,9 +478,15 @@ class FetchedPage(Output):
     error: str | None
     error_kind: str | None
     text: str
+    author: str | None = Field(None, description="Author(s) as the page states them")
+    published_at: str | None = Field(None, description="Publication date the page states (YYYY-MM-DD)")
+    site_name: str | None = None
+    language: str | None = Field(None, description="Language tag the page declares (e.g. en, zh-CN)")
     capture_id: str | None
     sha256: str | None
     body_path: str | None
+    reasons: list[str] = Field(default_factory=list,
+                               description="Why it was not read: one 'provider: reason' per provider tried")
 
 
 class FetchWebOutput(Output):
@@ -493,6 +541,13 @@ Scholarly = Literal["openalex", "semantic_scholar", "crossref", "pubmed", "arxiv
 Year = Annotated[int, Field(ge=1500, le=2100)]
 
 
+def _year_range(to_year: int | None, info: ValidationInfo) -> int | None:
+    start = info.data.get("from_year")
+    if to_year is not None and start is not None and to_year < start:
+        raise ValueError(f"{to_year} is before from_year {start}")
+    return to_year
+
+
 class LiteratureInput(Input):
     query: Annotated[str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S")]
     providers: list[Scholarly] | None = Field(None, min_length=1, max_length=5)
@@ -501,6 +556,8 @@ class LiteratureInput(Input):
     total_limit: int = Field(100, ge=1, le=1000)
     from_year: Year | None = None
     to_year: Year | None = None
+
+    _years = field_validator("to_year")(_year_range)
 
 
 class LiteratureRecord(Output):
@@ -539,6 +596,8 @@ class SearchPlanInput(Input):
     from_year: Year | None = None
     to_year: Year | None = None
     offline: bool = Field(False, description="Plan without any provider calls")
+
+    _years = field_validator("to_year")(_year_range)
 
 
 class SearchPlanOutput(Output):

@@ -17,7 +17,7 @@ from bookmark_research.index.schema import SCHEMA_VERSION
 from bookmark_research.index.status import require_source, source_counts, source_record
 
 
-@operation("sync_package", "sync", m.SyncInput, m.SyncOutput, read_only=False)
+@operation("sync_package", "sync", m.SyncInput, m.SyncOutput, read_only=False, idempotent=True)
 def sync_package(app: App, p: m.SyncInput) -> dict[str, Any]:
     """Import a package directory, ZIP or section JSON into a source (incremental, all or nothing)."""
     from bookmark_research.sources.manager import sync_package as run
@@ -65,7 +65,7 @@ def source_history(app: App, p: m.HistoryInput) -> dict[str, Any]:
     return history(app, p.source_id, p.limit, p.offset)
 
 
-@operation("source_restore", "restore", m.RestoreInput, m.SyncOutput, read_only=False)
+@operation("source_restore", "restore", m.RestoreInput, m.SyncOutput, read_only=False, idempotent=True)
 def source_restore(app: App, p: m.RestoreInput) -> dict[str, Any]:
     """Make a recorded version current again by re-syncing its managed snapshot."""
     from bookmark_research.sources.manager import restore
@@ -116,7 +116,8 @@ def _query_conn(app: App, source_id: str, refresh: bool) -> tuple[sqlite3.Connec
     return conn, info
 
 
-@operation("search_bookmarks", "search", m.SearchInput, m.SearchOutput)
+@operation("search_bookmarks", "search", m.SearchInput, m.SearchOutput, read_only=False, destructive=False,
+           idempotent=True)  # may re-sync a live source first
 def search_bookmarks(app: App, p: m.SearchInput) -> dict[str, Any]:
     """Ranked full-text search of bookmarks with section, group, folder and tag filters."""
     from bookmark_research.index.search import search_bookmarks as run
@@ -135,7 +136,8 @@ def search_bookmarks(app: App, p: m.SearchInput) -> dict[str, Any]:
     return result
 
 
-@operation("get_context", "context", m.ContextInput, m.ContextOutput)
+@operation("get_context", "context", m.ContextInput, m.ContextOutput, read_only=False, destructive=False,
+           idempotent=True)  # may re-sync a live source first
 def get_context(app: App, p: m.ContextInput) -> dict[str, Any]:
     """Canvas context: section headers, copies, ancestors, nodes, groups, edges and related nodes."""
     from bookmark_research.index.context import get_context as run
@@ -194,7 +196,8 @@ def doctor(app: App, p: m.DoctorInput) -> dict[str, Any]:
                      (db_exists and not db_writable) else "install a Python whose SQLite has FTS5 and JSON")
     return {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version, "fts5": fts5, "trigram": trigram,
             "json1": json1,
-            "data_dir": str(app.data_dir), "database": str(app.db_path), "database_exists": db_exists,
+            "data_dir": str(app.data_dir), "data_dir_exists": app.data_dir.is_dir(), "database": str(app.db_path),
+            "database_exists": db_exists,
             "data_dir_writable": writable, "database_writable": db_writable, "ready": not problems,
             "problems": problems, "next_step": next_step}
 
@@ -214,12 +217,12 @@ def search_archive(app: App, p: m.SearchArchiveInput) -> dict[str, Any]:
 def _fetch_failed(result: dict[str, Any]) -> str | None:
     if result["status"] != "error":
         return None
-    reasons = {f"{a['provider']}: {a['error']}" for a in result["attempts"] if a.get("error")}
-    reasons |= {p["error"] for p in result["pages"] if p.get("error")}
-    return "no page could be read: " + "; ".join(sorted(reasons) or ["no usable text"])
+    reasons = list(dict.fromkeys(r for p in result["pages"] for r in p.get("reasons") or []))  # every provider's
+    return "no page could be read: " + "; ".join(reasons or ["no usable text"])
 
 
-@operation("fetch_web", "fetch-web", m.FetchWebInput, m.FetchWebOutput, read_only=False, failure=_fetch_failed)
+@operation("fetch_web", "fetch-web", m.FetchWebInput, m.FetchWebOutput, read_only=False, failure=_fetch_failed,
+           open_world=True, destructive=False)  # adds to the archive, never overwrites
 def fetch_web(app: App, p: m.FetchWebInput) -> dict[str, Any]:
     """Read URLs through the provider waterfall (or one provider), archive them, say who supplied each page."""
     from bookmark_research.evidence.fetch import fetch_web as run
@@ -235,7 +238,8 @@ def _search_failed(result: dict[str, Any]) -> str | None:
     return "no search provider succeeded: " + "; ".join(reasons + skipped or ["no provider was available"])
 
 
-@operation("search_web", "search-web", m.SearchWebInput, m.SearchWebOutput, failure=_search_failed)
+@operation("search_web", "search-web", m.SearchWebInput, m.SearchWebOutput, failure=_search_failed, open_world=True,
+           idempotent=False)
 def search_web(app: App, p: m.SearchWebInput) -> dict[str, Any]:
     """Web search: primary providers concurrently, fallbacks for unresolved queries, results fused per target (RRF)."""
     from bookmark_research.providers.websearch import search_web as run
@@ -250,7 +254,8 @@ def _probe_failed(result: dict[str, Any]) -> str | None:
         p["probe"].get("error", "") for p in result["providers"] if p["availability"] == "failed")
 
 
-@operation("search_providers", "providers", m.ProvidersInput, m.ProvidersOutput, failure=_probe_failed)
+@operation("search_providers", "providers", m.ProvidersInput, m.ProvidersOutput, failure=_probe_failed,
+           open_world=True)  # probe: true contacts the remote servers
 def search_providers(app: App, p: m.ProvidersInput) -> dict[str, Any]:
     """What each provider can do here and which credentials are configured (never their values)."""
     from bookmark_research.providers.catalog import describe
@@ -266,7 +271,8 @@ def _literature_failed(result: dict[str, Any]) -> str | None:
     return "no scholarly provider succeeded: " + "; ".join(reasons)
 
 
-@operation("literature_search", "literature", m.LiteratureInput, m.LiteratureOutput, failure=_literature_failed)
+@operation("literature_search", "literature", m.LiteratureInput, m.LiteratureOutput, failure=_literature_failed,
+           open_world=True, idempotent=False)
 def literature_search(app: App, p: m.LiteratureInput) -> dict[str, Any]:
     """Scholarly search routed by query type across OpenAlex, Semantic Scholar, Crossref, PubMed and arXiv."""
     from bookmark_research.providers.scholarly import literature_search as run
@@ -298,18 +304,19 @@ def get_settings(app: App, p: m.GetSettingsInput) -> dict[str, Any]:
     return _settings_view(load())
 
 
-@operation("update_settings", "config update", m.UpdateSettingsInput, m.SettingsOutput, read_only=False)
+@operation("update_settings", "config update", m.UpdateSettingsInput, m.SettingsOutput, read_only=False,
+           idempotent=True)
 def update_settings(app: App, p: m.UpdateSettingsInput) -> dict[str, Any]:
-    """Change settings by dotted key (credentials cannot be set this way); applies without a restart."""
+    """Change settings by dotted key (not credentials, nor weakening a safety guard); applies without a restart."""
     from bookmark_research.config.settings import update
 
-    return _settings_view(update(p.changes, allow_credentials=False))
+    return _settings_view(update(p.changes, terminal=False))
 
 
 @operation("set_setting", "config set", m.SetSettingInput, m.SettingsOutput, read_only=False, mcp=False)
 def set_setting(app: App, p: m.SetSettingInput) -> dict[str, Any]:
-    """Set one setting by dotted key from a terminal (credentials allowed; stored in a 0600 file)."""
+    """Set one setting by dotted key from a terminal (credentials and safety guards too; a 0600 file)."""
     from bookmark_research.config.settings import update
 
-    return _settings_view(update({p.key: p.value}, allow_credentials=True))
+    return _settings_view(update({p.key: p.value}, terminal=True))
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from bookmark_research.canvas.validation import field_path
 from bookmark_research.core.app import App
-from bookmark_research.errors import InvalidInputError
+from bookmark_research.errors import InvalidArgumentError
 
 
 @dataclass(frozen=True)
@@ -22,9 +22,20 @@ class Operation:
     input_model: type[BaseModel]
     output_model: type[BaseModel]
     func: Callable[[App, Any], dict[str, Any]]
-    read_only: bool = True
+    read_only: bool = True  # changes nothing (a query that may re-sync a live source is not read-only)
     mcp: bool = True  # also offered as an MCP tool (false: terminal-only, e.g. setting credentials)
     failure: Callable[[dict[str, Any]], str | None] | None = None  # a complete result that still means failure
+    open_world: bool = False  # reaches the internet (web, scholarly or model providers)
+    destructive: bool | None = None  # may delete or overwrite data; default: not read_only
+    idempotent: bool | None = None  # repeating the same call changes nothing more; default: read_only
+
+    @property
+    def annotations(self) -> dict[str, bool]:
+        """The MCP tool annotations (hints), derived here so every front end agrees."""
+        return {"read_only_hint": self.read_only,
+                "destructive_hint": (not self.read_only) if self.destructive is None else self.destructive,
+                "idempotent_hint": self.read_only if self.idempotent is None else self.idempotent,
+                "open_world_hint": self.open_world}
 
 
 OPERATIONS: dict[str, Operation] = {}
@@ -38,15 +49,22 @@ MODULES: dict[str, tuple[str, ...]] = {
         "search_bookmarks", "get_context", "doctor", "search_archive", "fetch_web", "search_web",
         "search_providers", "literature_search", "search_plan", "get_settings", "update_settings", "set_setting",
     ),
+    "bookmark_research.core.evaluation_ops": (
+        "evaluate_research", "evaluation_write_report", "evaluation_run_from_session", "evaluation_save_run_from_session",
+    ),
 }
 
 
 def operation(name: str, cli: str, input_model: type[BaseModel], output_model: type[BaseModel], *,
               read_only: bool = True, mcp: bool = True, failure: Callable[[dict[str, Any]], str | None] | None = None,
+              open_world: bool = False, destructive: bool | None = None, idempotent: bool | None = None,
               ) -> Callable[[Callable[[App, Any], dict[str, Any]]], Callable[[App, Any], dict[str, Any]]]:
+    """Register an operation. ``open_world``: it calls out to the internet; ``destructive`` /
+    ``idempotent`` refine the defaults derived from ``read_only`` (see :attr:`Operation.annotations`)."""
     def register(func: Callable[[App, Any], dict[str, Any]]) -> Callable[[App, Any], dict[str, Any]]:
         summary = (func.__doc__ or "").strip().splitlines()[0]
-        OPERATIONS[name] = Operation(name, cli, summary, input_model, output_model, func, read_only, mcp, failure)
+        OPERATIONS[name] = Operation(name, cli, summary, input_model, output_model, func, read_only, mcp, failure,
+                                     open_world, destructive, idempotent)
         return func
 
     return register
@@ -70,7 +88,7 @@ def parse_input(name: str, arguments: dict[str, Any]) -> BaseModel:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = field_path(tuple(first["loc"])) if first["loc"] else "arguments"
-        raise InvalidInputError(f"{name}: {where}: {first['msg']}") from None
+        raise InvalidArgumentError(f"{name}: {where}: {first['msg']}") from None
 
 
 def run(app: App, name: str, arguments: dict[str, Any]) -> BaseModel:

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
-import shutil
-import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from bookmark_research import atomic
 from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import StorageError
@@ -45,21 +44,18 @@ class PageCapture:
     error_kind: str | None = None
     http_status: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # what the page says about itself (extracted metadata); None when unknown
+    author: str | None = None
+    published_at: str | None = None
+    site_name: str | None = None
+    language: str | None = None
 
 
 def _stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+LEFTOVER_AGE_SECONDS = 3600
 
 
 def archive_dir(app: App) -> Path:
@@ -74,7 +70,10 @@ def save(app: App, *, provider: str, tool: str, request: dict[str, Any], respons
     try:
         (root / "pages").mkdir(parents=True, exist_ok=True)
         (root / "captures").mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+        # What an interrupted save left (no lock guards the archive, so only what is an hour old).
+        for folder in (root, root / "pages"):
+            atomic.remove_leftovers(folder, time.time() - LEFTOVER_AGE_SECONDS)
+        staging = atomic.staging_dir(root)
     except OSError as exc:
         raise StorageError(f"{root}: cannot write the evidence archive ({exc.strerror})") from None
     try:
@@ -91,7 +90,7 @@ def save(app: App, *, provider: str, tool: str, request: dict[str, Any], respons
                 digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
                 body = root / "pages" / f"{digest}.txt"
                 if not body.exists() or hashlib.sha256(body.read_bytes()).hexdigest() != digest:
-                    _atomic_write(body, text.encode("utf-8"))
+                    atomic.write_bytes(body, text.encode("utf-8"))
                 entry.update(sha256=digest, body_file=f"../../pages/{digest}.txt")
             entries.append(entry)
         manifest = {
@@ -101,14 +100,14 @@ def save(app: App, *, provider: str, tool: str, request: dict[str, Any], respons
             "response_file": "response.json", "response_sha256": hashlib.sha256(raw).hexdigest(),
             "page_store": "content_addressed", "completeness": "unknown", "pages": entries,
         }
-        (staging / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
+        (staging / "manifest.json").write_text(atomic.dump_json(manifest), encoding="utf-8")
         target = root / "captures" / capture_id
-        os.replace(staging, target)
+        atomic.publish_dir(staging, target)  # fsynced, then renamed into place; never overwrites
     except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
+        atomic.remove_tree(staging)
         raise StorageError(f"{root}: cannot write the evidence archive ({exc.strerror})") from None
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        atomic.remove_tree(staging)
         raise
     conn = app.connect()
     with transaction(conn):

@@ -41,19 +41,18 @@ def make_fetcher(name: str, settings: Settings) -> Fetcher:
 
 
 def _attempt(name: str, urls: list[str], max_characters: int, settings: Settings) -> FetchAttempt:
+    fetcher: Fetcher | None = None
     try:
-        fetcher = make_fetcher(name, settings)
-    except ProviderError as exc:
-        return FetchAttempt(name, "none", {"urls": urls}, [], error=exc)
-    try:
+        fetcher = make_fetcher(name, settings)  # building the client is inside the classified path too
         return fetcher.fetch(urls, max_characters)
     except ProviderError as exc:
-        return FetchAttempt(name, "unknown", {"urls": urls}, [], error=exc)
+        return FetchAttempt(name, "none" if fetcher is None else "unknown", {"urls": urls}, [], error=exc)
     except Exception as exc:  # a provider bug must not take the others down; no message text (may hold secrets)
         return FetchAttempt(name, "unknown", {"urls": urls}, [],
                             error=ProviderError("provider_error", f"{name}: provider failed ({type(exc).__name__})"))
     finally:
-        fetcher.close()
+        if fetcher is not None:
+            fetcher.close()
 
 
 def _page_view(page: PageCapture, provider: str, saved: dict[str, Any] | None) -> dict[str, Any]:
@@ -63,7 +62,8 @@ def _page_view(page: PageCapture, provider: str, saved: dict[str, Any] | None) -
             "returned_url": page.returned_url, "title": page.title, "extraction_status": page.extraction_status,
             "content_kind": page.content_kind, "characters": len(page.text), "possibly_truncated": page.possibly_truncated,
             "http_status": page.http_status, "error": page.error, "error_kind": page.error_kind, "text": page.text,
-            "capture_id": None, "sha256": None, "body_path": None}
+            "author": page.author, "published_at": page.published_at, "site_name": page.site_name,
+            "language": page.language, "capture_id": None, "sha256": None, "body_path": None}
     if saved is not None:
         view["capture_id"] = saved["capture_id"]
         match = next((p for p in saved["pages"] if p["requested_url"] == page.requested_url), None)
@@ -87,6 +87,10 @@ def fetch_web(app: App, urls: list[str], provider: str | None = None, max_charac
     keep = settings.archive.enabled if archive is None else archive
     best: dict[str, dict[str, Any]] = {}
     attempts: list[dict[str, Any]] = []
+    reasons: dict[str, list[str]] = {u: [] for u in urls}  # every provider's reason a URL was not read
+
+    def why(provider: str, message: str) -> str:
+        return message if message.startswith(provider) else f"{provider}: {message}"
 
     def record(attempt: FetchAttempt) -> None:
         saved = None
@@ -94,6 +98,8 @@ def fetch_web(app: App, urls: list[str], provider: str | None = None, max_charac
                                  "retrieved_at": attempt.retrieved_at, "capture_id": None}
         if attempt.error is not None:
             entry.update(status="error", **attempt.error.to_dict())
+            for url in entry["urls"]:
+                reasons.setdefault(url, []).append(why(attempt.provider, attempt.error.message))
         else:
             if keep and attempt.pages:
                 saved = save(app, provider=attempt.provider, tool=attempt.tool, request=attempt.request,
@@ -103,6 +109,9 @@ def fetch_web(app: App, urls: list[str], provider: str | None = None, max_charac
             ok = sum(v["status"] == "ok" for v in views)
             entry["status"] = "ok" if ok == len(views) else "partial" if ok else "error"
             for view in views:
+                if view["status"] != "ok":
+                    message = view["error"] or view["extraction_status"].replace("_", " ")
+                    reasons.setdefault(view["url"], []).append(why(attempt.provider, message))
                 if view["url"] not in best or _rank(view) > _rank(best[view["url"]]):
                     best[view["url"]] = view  # a later failure never replaces usable text
         if raw and attempt.raw is not None:
@@ -127,6 +136,8 @@ def fetch_web(app: App, urls: list[str], provider: str | None = None, max_charac
                          "error_kind": failure["error_kind"] if failure else "no_response",
                          "capture_id": None, "sha256": None, "body_path": None}
     pages = [best[u] for u in urls]
+    for page in pages:
+        page["reasons"] = [] if page["status"] == "ok" else list(dict.fromkeys(reasons.get(page["url"], [])))
     ok = sum(p["status"] == "ok" for p in pages)
     return {"mode": "single" if provider else "waterfall", "providers": order, "urls": urls,
             "status": "ok" if ok == len(urls) else "partial" if ok else "error",

@@ -93,7 +93,16 @@ def get_context(
                 chain.append(found[0])
                 parent = found[1]
             anc_rows = item_rows(conn, chain)
-            row["ancestors"] = [anc_rows[a] for a in reversed(chain)]
+            # Ancestors are full records except their own paths: each one's path is the titles of the
+            # ancestors above it (the item's ``path`` holds the whole chain once), so the output grows
+            # linearly with depth instead of repeating every path.
+            row["ancestors"] = []
+            for depth, pk in enumerate(reversed(chain)):
+                ancestor = anc_rows[pk]
+                ancestor.pop("path", None)
+                ancestor.pop("folder_path", None)
+                ancestor["depth"] = depth
+                row["ancestors"].append(ancestor)
             items.append(row)
 
     if gid is not None:

@@ -84,7 +84,7 @@ def _create_schema(conn: sqlite3.Connection) -> None:
     with transaction(conn):
         if conn.execute("PRAGMA user_version").fetchone()[0] != 0:
             return  # another process created it while we waited for the lock
-        for statement in schema.statements(schema.TABLES + fts):
+        for statement in schema.statements(schema.TABLES + schema.EVENTS + fts):
             conn.execute(statement)
         schema.tune_fts(conn)
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -105,6 +105,8 @@ def _upgrade(conn: sqlite3.Connection, version: int) -> None:
         if version < 3:
             schema.rebuild_fts(conn, _fts_script())
         schema.tune_fts(conn)
+        for statement in schema.statements(schema.EVENTS):
+            conn.execute(statement)
         conn.execute("CREATE TABLE IF NOT EXISTS source_stats (source_id TEXT PRIMARY KEY REFERENCES "
                      "sources(source_id) ON DELETE CASCADE, counts_json TEXT NOT NULL)")
         if "tree_digest" not in {row[1] for row in conn.execute("PRAGMA table_info(sections)")}:

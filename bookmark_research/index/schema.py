@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from bookmark_research.index.text import CHAR_TOKENIZER
 
-SCHEMA_VERSION = 4  # 4: items.url_hash, sections.tree_digest, source_stats; 3: folder paths from folder-title indexes (1 and 2 indexed them per item)
+SCHEMA_VERSION = 4  # 4: items.url_hash, sections.tree_digest, source_stats (and source_events);
+#                    3: folder paths from folder-title indexes (1 and 2 indexed them per item)
+
+#: Lifecycle events (restores) shown by ``history``. Added after version 3 without a version bump: an
+#: older index gets the table from the first write that needs it (the DDL is idempotent).
+EVENTS = """
+CREATE TABLE IF NOT EXISTS source_events (
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    at TEXT NOT NULL,
+    event TEXT NOT NULL,
+    version_id TEXT,
+    previous_version_id TEXT
+);
+"""
 
 TABLES = """
 CREATE TABLE sources (

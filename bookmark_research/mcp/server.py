@@ -26,7 +26,7 @@ from pydantic import ConfigDict
 from bookmark_research import __version__
 from bookmark_research.core.app import App
 from bookmark_research.core.registry import Operation, all_operations, run
-from bookmark_research.errors import BookmarkResearchError
+from bookmark_research.errors import BookmarkResearchError, internal_error
 from bookmark_research.sources.live import Timing
 from bookmark_research.sources.watcher import SourceWatcher
 
@@ -73,7 +73,7 @@ def _tool(op: Operation, app: App, lock: threading.Lock, after: Callable[[str], 
                 return _error(op.name, exc.message, exc.kind)
             except Exception as exc:  # never leak a traceback or argument values
                 logger.warning("tool %s failed unexpectedly: %s", op.name, type(exc).__name__)
-                return _error(op.name, f"internal error ({type(exc).__name__}); nothing was changed", "internal")
+                return _error(op.name, internal_error(exc), "internal")
 
     call.__name__ = op.name
     call.__doc__ = op.summary
@@ -82,8 +82,7 @@ def _tool(op: Operation, app: App, lock: threading.Lock, after: Callable[[str], 
         call,
         name=op.name,
         description=op.summary,
-        annotations=ToolAnnotations(read_only_hint=op.read_only, destructive_hint=not op.read_only,
-                                    idempotent_hint=op.read_only, open_world_hint=False),
+        annotations=ToolAnnotations(**op.annotations),
         structured_output=True,
     )
     tool.fn_metadata.arg_model = _Arguments

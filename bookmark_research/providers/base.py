@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bookmark_research.clock import iso
+from bookmark_research.config.settings import Settings, credential
 from bookmark_research.evidence.archive import PageCapture
 
 USER_AGENT = "bookmark-research/0.1 (+https://github.com/bookmark-research; local evidence fetcher)"
@@ -29,6 +30,25 @@ class ProviderError(Exception):
         if self.retry_after is not None:
             out["retry_after_seconds"] = self.retry_after
         return out
+
+
+_USABLE_KEY = re.compile(r"[\x21-\x7e]+")
+
+
+def api_key(env: str, provider: str, settings: Settings) -> str | None:
+    """A provider's key (environment, else settings file), checked before any client is built.
+
+    A key that cannot travel in an HTTP header (non-ASCII, spaces, control characters) is a
+    classified failure naming the setting, never an encoding error that might quote part of it.
+    """
+    key = credential(env, settings)
+    if key is None:
+        return None
+    key = key.strip()
+    if not _USABLE_KEY.fullmatch(key):
+        raise ProviderError("invalid_credential",
+                            f"{provider}: {env} is not usable (API keys are printable ASCII without spaces)")
+    return key
 
 
 def classify_http(provider: str, status: int, retry_after: str | None = None) -> ProviderError:

@@ -24,9 +24,11 @@ import httpx
 from bookmark_research.config.settings import DirectSettings
 from bookmark_research.evidence.archive import PageCapture
 from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError
-from bookmark_research.providers.extract import extract_html
+from bookmark_research.providers.extract import decode_body, extract_html, looks_binary
+from bookmark_research.providers.http import read_capped
 
 MAX_REDIRECTS = 5
+MAX_ROBOTS_BYTES = 512 * 1024
 
 
 class BlockedAddress(httpcore.ConnectError):
@@ -120,12 +122,13 @@ class DirectFetcher:
         if origin not in self.robots:
             parser: urllib.robotparser.RobotFileParser | None = None
             try:
-                response = self.client.get(origin + "/robots.txt")
-                if response.status_code == 200 and len(response.content) <= 512 * 1024:
-                    parser = urllib.robotparser.RobotFileParser()
-                    parser.parse(response.text.splitlines())
-            except httpx.HTTPError:
-                parser = None  # no robots.txt we can read: nothing is disallowed
+                with self.client.stream("GET", origin + "/robots.txt") as response:
+                    if response.status_code == 200:
+                        body = read_capped(response, "direct", MAX_ROBOTS_BYTES, what="robots.txt")
+                        parser = urllib.robotparser.RobotFileParser()
+                        parser.parse(body.decode("utf-8", errors="replace").splitlines())
+            except (httpx.HTTPError, ProviderError):
+                parser = None  # no robots.txt we can read (missing, oversized, unreachable): nothing is disallowed
             self.robots[origin] = parser
         parser = self.robots[origin]
         return parser is None or parser.can_fetch(USER_AGENT, url)
@@ -152,14 +155,21 @@ class DirectFetcher:
             return PageCapture(url, extraction_status="provider_error", content_kind="unknown",
                                error=exc.message, error_kind=exc.kind), record
         content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        charset = response.charset_encoding or "utf-8"
-        text = body.decode(charset, errors="replace") if charset else body.decode("utf-8", errors="replace")
-        record.update(final_url=final, http_status=response.status_code, content_type=content_type, body=text)
+        binary = looks_binary(body)
+        record.update(final_url=final, http_status=response.status_code, content_type=content_type,
+                      body=None if binary else decode_body(body, response.charset_encoding))
+        if binary and (content_type.startswith("text/") or content_type in ("application/xhtml+xml", "")):
+            message = f"direct: the body is binary, not {content_type or 'text'}"
+            return PageCapture(url, final, extraction_status="provider_error", content_kind="unknown", error=message,
+                               error_kind="unsupported_content", http_status=response.status_code), record
+        meta: dict[str, Any] = {}
+        truncated = False
         if content_type in ("text/html", "application/xhtml+xml", ""):
-            extracted = extract_html(body, response.status_code)
+            extracted = extract_html(record["body"], response.status_code, url=final)
             title, page_text, status = extracted.title, extracted.text, extracted.status
+            meta, truncated = extracted.metadata(), extracted.truncated
         elif content_type.startswith("text/"):
-            title, page_text = None, text.strip()
+            title, page_text = None, record["body"].strip()
             status = "not_found" if response.status_code in (404, 410) else "extracted" if page_text else "no_extract"
         else:
             message = f"direct: unsupported content type {content_type}"
@@ -168,7 +178,8 @@ class DirectFetcher:
         if response.status_code >= 400 and status == "extracted":
             status = "not_found" if response.status_code in (404, 410) else "provider_error"
         return PageCapture(url, final, title, page_text[:max_characters], status, "page_text",
-                           len(page_text) > max_characters, http_status=response.status_code), record
+                           truncated or len(page_text) > max_characters, http_status=response.status_code,
+                           **meta), record
 
     def _get(self, url: str) -> tuple[httpx.Response, bytes, str]:
         deadline = time.monotonic() + self.settings.timeout_seconds
@@ -185,22 +196,16 @@ class DirectFetcher:
                                                 "direct: refused a redirect to another site")
                         current = target
                         continue
-                    body = bytearray()
-                    for chunk in response.iter_bytes():
-                        body.extend(chunk)
-                        if len(body) > self.settings.max_bytes:
-                            raise ProviderError("response_too_large",
-                                                f"direct: page larger than {self.settings.max_bytes} bytes")
-                        if time.monotonic() > deadline:
-                            raise ProviderError("timeout", "direct: page took too long", retryable=True)
-                    return response, bytes(body), current
+                    body = read_capped(response, "direct", self.settings.max_bytes, what="page", deadline=deadline)
+                    return response, body, current
             except httpx.TimeoutException:
                 raise ProviderError("timeout", "direct: request timed out", retryable=True) from None
             except httpx.ConnectError as exc:
                 if isinstance(exc.__cause__, BlockedAddress):
                     raise ProviderError(
-                        "private_address", "direct: the host resolves to a private, loopback or link-local address; "
-                        "set direct.allow_private_networks to true to allow it") from None
+                        "private_address", "direct: the host resolves to a private, loopback or link-local address "
+                        "(to allow it: 'bookmark-research config set direct.allow_private_networks true' in a "
+                        "terminal)") from None
                 raise ProviderError("connection_error", "direct: cannot connect", retryable=True) from None
             except httpx.HTTPError as exc:
                 raise ProviderError("connection_error", f"direct: request failed ({type(exc).__name__})",

@@ -8,24 +8,26 @@ environment for credentialed calls, so it cannot be forwarded anywhere else.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
 
-from bookmark_research.config.settings import Settings, credential
+from bookmark_research.config.settings import Settings
 from bookmark_research.evidence.archive import PageCapture
-from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError, classify_http
-from bookmark_research.providers.extract import MIN_CHARACTERS
+from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError, api_key, classify_http
+from bookmark_research.providers.extract import classify_text
+from bookmark_research.providers.http import read_capped
 
 READER = "https://r.jina.ai/"
-MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
 
 class JinaReader:
     name = "jina"
 
     def __init__(self, settings: Settings, transport: httpx.BaseTransport | None = None) -> None:
-        self.key = credential("JINA_API_KEY", settings)
+        self.key = api_key("JINA_API_KEY", "jina", settings)
+        self.timeout = settings.timeout_seconds
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
@@ -53,36 +55,32 @@ class JinaReader:
                 pages.append(PageCapture(url, extraction_status="provider_error", content_kind="unknown",
                                          error="jina: unrecognised response", error_kind="result_format"))
                 continue
-            text = body.get("content") if isinstance(body.get("content"), str) else ""
-            status = "extracted" if len(text.strip()) >= MIN_CHARACTERS else (
-                "insufficient_content" if text.strip() else "no_extract")
-            pages.append(PageCapture(url, body.get("url") if isinstance(body.get("url"), str) else None,
-                                     body.get("title") if isinstance(body.get("title"), str) else None,
-                                     text[:max_characters], status, "provider_extracted_text",
-                                     len(text) > max_characters))
+            page_url = body.get("url") if isinstance(body.get("url"), str) else None
+            judged = classify_text(body.get("content") if isinstance(body.get("content"), str) else "", page_url or url)
+            text = judged.text
+            title = body.get("title") if isinstance(body.get("title"), str) and body["title"].strip() else judged.title
+            pages.append(PageCapture(url, page_url, title, text[:max_characters], judged.status,
+                                     "provider_extracted_text", judged.truncated or len(text) > max_characters, **judged.metadata()))
         return FetchAttempt(self.name, "reader", {"urls": urls, "max_characters": max_characters}, pages,
                             raw={"responses": raw})
 
     def _read(self, url: str) -> dict[str, Any]:
         try:
+            deadline = time.monotonic() + self.timeout  # the whole request, however slowly the body trickles
             with self.client.stream("GET", READER + url) as response:
                 if response.is_redirect:
                     raise ProviderError("http_error", f"jina HTTP {response.status_code} (redirect refused)",
                                         http_status=response.status_code)
                 if response.status_code >= 400:
                     raise classify_http("jina", response.status_code, response.headers.get("retry-after"))
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body.extend(chunk)
-                    if len(body) > MAX_RESPONSE_BYTES:
-                        raise ProviderError("response_too_large", "jina: response larger than 4 MiB")
+                body = read_capped(response, "jina", deadline=deadline)
         except httpx.TimeoutException:
             raise ProviderError("timeout", "jina: request timed out", retryable=True) from None
         except httpx.HTTPError as exc:
             raise ProviderError("connection_error", f"jina: request failed ({type(exc).__name__})",
                                 retryable=True) from None
         try:
-            data = json.loads(bytes(body))
+            data = json.loads(body)
         except ValueError:
             raise ProviderError("result_format", "jina: response is not JSON") from None
         if not isinstance(data, dict):
@@ -100,9 +98,10 @@ class JinaSearch:
     required_credential = "JINA_API_KEY"
 
     def __init__(self, settings: Settings, transport: httpx.BaseTransport | None = None) -> None:
-        self.key = credential("JINA_API_KEY", settings)
+        self.key = api_key("JINA_API_KEY", "jina", settings)
         if not self.key:
             raise ProviderError("authentication_required", "jina search requires JINA_API_KEY")
+        self.timeout = settings.timeout_seconds
         self.client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False,
                                    headers={"User-Agent": USER_AGENT, "Accept": "application/json",
                                             "Authorization": f"Bearer {self.key}"},
@@ -113,18 +112,18 @@ class JinaSearch:
 
     def search(self, query: str, limit: int) -> list[dict[str, Any]]:
         try:
-            response = self.client.get(SEARCH, params={"q": query})
+            deadline = time.monotonic() + self.timeout
+            with self.client.stream("GET", SEARCH, params={"q": query}) as response:
+                if response.status_code >= 300:
+                    raise classify_http("jina", response.status_code, response.headers.get("retry-after"))
+                body = read_capped(response, "jina", deadline=deadline)
         except httpx.TimeoutException:
             raise ProviderError("timeout", "jina: search timed out", retryable=True) from None
         except httpx.HTTPError as exc:
             raise ProviderError("connection_error", f"jina: request failed ({type(exc).__name__})",
                                 retryable=True) from None
-        if response.status_code >= 300:
-            raise classify_http("jina", response.status_code, response.headers.get("retry-after"))
-        if len(response.content) > MAX_RESPONSE_BYTES:
-            raise ProviderError("response_too_large", "jina: response larger than 4 MiB")
         try:
-            data = response.json()
+            data = json.loads(body)
         except ValueError:
             raise ProviderError("result_format", "jina: search response is not JSON") from None
         rows = data.get("data") if isinstance(data, dict) else None

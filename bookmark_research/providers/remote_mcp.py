@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,10 +22,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from bookmark_research.config.settings import Settings, credential
+from bookmark_research.config.settings import Settings
 from bookmark_research.evidence.archive import PageCapture
-from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError, classify_http
-from bookmark_research.providers.extract import MIN_CHARACTERS
+from bookmark_research.providers.base import USER_AGENT, FetchAttempt, ProviderError, api_key, classify_http
+from bookmark_research.providers.extract import classify_text
+from bookmark_research.providers.http import MAX_RESPONSE_BYTES, CappedTransport
 
 ENDPOINTS = {
     "exa": "https://mcp.exa.ai/mcp?tools=web_search_exa,web_fetch_exa",
@@ -37,7 +39,6 @@ TOOLS = {
     "tavily": {"search": ("tavily_search", "tavily-search"), "fetch": ("tavily_extract", "tavily-extract")},
 }
 CREDENTIALS = {"exa": "EXA_API_KEY", "parallel": "PARALLEL_API_KEY", "tavily": "TAVILY_API_KEY"}
-MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 _QUOTA = {"monthly_cap_reached_bonus_eligible", "monthly_cap_reached", "usage_limit_exceeded", "insufficient_quota"}
 _RATE = {"rate_limit_exceeded", "rate_limited"}
 _AUTH = {"invalid_api_key", "missing_api_key", "unauthorized"}
@@ -143,7 +144,11 @@ class RemoteMCP:
         self.name = name
         self.endpoint = ENDPOINTS[name]
         self.timeout = settings.timeout_seconds
-        key = credential(CREDENTIALS[name], settings)
+        self._broken: ProviderError | None = None
+        try:
+            key = api_key(CREDENTIALS[name], name, settings)
+        except ProviderError as exc:  # every call (and a probe) reports it; nothing is sent
+            key, self._broken = None, exc
         self.headers = {"User-Agent": USER_AGENT}
         if key:
             self.headers.update({"x-api-key": key} if name == "exa" else {"Authorization": f"Bearer {key}"})
@@ -154,11 +159,21 @@ class RemoteMCP:
         self._portal: Any = None
         self._session_cm: Any = None
         self._session: tuple[Any, dict[str, Any]] | None = None
-        self._broken: ProviderError | None = None
+        self._transport: CappedTransport | None = None
+
+    def _proxy(self) -> str | None:
+        """A proxy from the environment, for keyless calls only (a key is never handed to a proxy)."""
+        if self.credentialed:
+            return None
+        host = httpx2.URL(self.endpoint).host
+        return None if urllib.request.proxy_bypass(host) else urllib.request.getproxies().get("https")
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
-        http = httpx2.AsyncClient(headers=self.headers, trust_env=not self.credentialed,
+        # Every body the SDK reads streams through a capped transport (MAX_RESPONSE_BYTES per response).
+        self._transport = CappedTransport(self.name, MAX_RESPONSE_BYTES,
+                                          httpx2.AsyncHTTPTransport(retries=0, proxy=self._proxy()), self.timeout)
+        http = httpx2.AsyncClient(headers=self.headers, trust_env=False, transport=self._transport,
                                   timeout=httpx2.Timeout(self.timeout, connect=3.0))
         async with http, Client(streamable_http_client(self.endpoint, http_client=http)) as client:
             yield client, {t.name: t for t in (await client.list_tools()).tools}
@@ -195,6 +210,8 @@ class RemoteMCP:
         if tool is None:
             raise ProviderError("capability_unavailable", f"{self.name}: the server does not offer its {purpose} tool")
         arguments = _fit(self.name, tool.input_schema, args, purpose)
+        if self._transport is not None:
+            self._transport.failure = None
         try:
             result = self._portal.call(client.call_tool, tool.name, arguments)
         except ProviderError:
@@ -226,6 +243,9 @@ class RemoteMCP:
             inner = inner.exceptions[0]
         if isinstance(inner, ProviderError):
             return inner
+        seen = self._transport.failure if self._transport is not None else None
+        if seen is not None:  # what the transport saw (oversized body, HTTP status) is more precise than the SDK's
+            return seen
         if isinstance(inner, httpx2.TimeoutException) or isinstance(inner, TimeoutError):
             return ProviderError("timeout", f"{self.name}: request timed out", retryable=True)
         if isinstance(inner, httpx2.HTTPStatusError):
@@ -259,12 +279,12 @@ class RemoteMCP:
             if row is None:
                 pages.append(PageCapture(url, extraction_status="unrecognized_or_not_returned", content_kind="unknown"))
                 continue
-            text = _text_of(row)
-            status = "extracted" if len(text.strip()) >= MIN_CHARACTERS else (
-                "insufficient_content" if text.strip() else "no_extract")
+            judged = classify_text(_text_of(row), row.get("url") if isinstance(row.get("url"), str) else url)
+            text, status = judged.text, judged.status
             kind = "provider_excerpts" if "excerpts" in row and not row.get("full_content") else "provider_extracted_text"
             if kind == "provider_excerpts":
                 status = "insufficient_content"  # excerpts are not the page
-            pages.append(PageCapture(url, row.get("url"), row.get("title"), text[:max_characters], status, kind,
-                                     len(text) > max_characters))
+            pages.append(PageCapture(url, row.get("url"), row.get("title") or judged.title, text[:max_characters],
+                                     status, kind, judged.truncated or len(text) > max_characters,
+                                     **judged.metadata()))
         return FetchAttempt(self.name, tool, {"urls": urls, "arguments": args}, pages, raw=raw)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -17,7 +18,8 @@ from lxml import etree
 
 from bookmark_research.config.settings import Settings, credential, load
 from bookmark_research.clock import iso
-from bookmark_research.providers.base import USER_AGENT, ProviderError, classify_http
+from bookmark_research.providers.base import USER_AGENT, ProviderError, api_key, classify_http
+from bookmark_research.providers.http import MAX_RESPONSE_BYTES, read_capped
 
 OPENALEX = "https://api.openalex.org/works"
 SEMANTIC_SCHOLAR = "https://api.semanticscholar.org/graph/v1/paper/search"
@@ -25,7 +27,7 @@ CROSSREF = "https://api.crossref.org/works"
 PUBMED_SEARCH = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi"
 PUBMED_SUMMARY = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/esummary.fcgi"
 ARXIV = "https://export.arxiv.org/api/query"
-MAX_BYTES = 4 * 1024 * 1024
+REQUEST_SECONDS = 15.0
 ALL = ("openalex", "semantic_scholar", "crossref", "pubmed", "arxiv")
 DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.I)
 BIOMEDICAL = re.compile(r"\b(clinical|patients?|disease|cancer|tumou?r|gene|genom\w*|protein|drug|therap\w*|"
@@ -64,19 +66,15 @@ class _Client:
         self.name = name
         self.http = httpx.Client(transport=transport, follow_redirects=not credentialed, trust_env=not credentialed,
                                  headers={"User-Agent": USER_AGENT, **(headers or {})},
-                                 timeout=httpx.Timeout(15.0, connect=3.0))
+                                 timeout=httpx.Timeout(REQUEST_SECONDS, connect=3.0))
 
     def get(self, url: str, params: dict[str, Any]) -> httpx.Response:
+        deadline = time.monotonic() + REQUEST_SECONDS  # the whole request, however slowly the body trickles
         try:
             with self.http.stream("GET", url, params=params) as response:
                 if response.status_code >= 300:
                     raise classify_http(self.name, response.status_code, response.headers.get("retry-after"))
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body.extend(chunk)
-                    if len(body) > MAX_BYTES:
-                        raise ProviderError("response_too_large", f"{self.name}: response larger than 4 MiB")
-                response._content = bytes(body)  # noqa: SLF001  (hand the capped body to .json()/.content)
+                read_capped(response, self.name, MAX_RESPONSE_BYTES, deadline=deadline)  # .json() uses the capped body
                 return response
         except httpx.TimeoutException:
             raise ProviderError("timeout", f"{self.name}: request timed out", retryable=True) from None
@@ -102,7 +100,7 @@ class _Client:
 
 def openalex(query: str, limit: int, settings: Settings, from_year: int | None, to_year: int | None,
              transport: httpx.BaseTransport | None = None) -> list[dict[str, Any]]:
-    key = credential("OPENALEX_API_KEY", settings)
+    key = api_key("OPENALEX_API_KEY", "openalex", settings)
     if not key:
         raise ProviderError("authentication_required", "openalex requires OPENALEX_API_KEY")
     params: dict[str, Any] = {"search": query, "per_page": min(limit, 200), "api_key": key}
@@ -134,7 +132,7 @@ def openalex(query: str, limit: int, settings: Settings, from_year: int | None, 
 
 def semantic_scholar(query: str, limit: int, settings: Settings, from_year: int | None, to_year: int | None,
                      transport: httpx.BaseTransport | None = None) -> list[dict[str, Any]]:
-    key = credential("SEMANTIC_SCHOLAR_API_KEY", settings)
+    key = api_key("SEMANTIC_SCHOLAR_API_KEY", "semantic_scholar", settings)
     params: dict[str, Any] = {"query": query, "fields": "title,authors,year,venue,externalIds,url,abstract"}
     if from_year or to_year:
         params["year"] = f"{from_year or ''}-{to_year or ''}"
@@ -193,7 +191,7 @@ def crossref(query: str, limit: int, settings: Settings, from_year: int | None, 
 
 def pubmed(query: str, limit: int, settings: Settings, from_year: int | None, to_year: int | None,
            transport: httpx.BaseTransport | None = None) -> list[dict[str, Any]]:
-    key = credential("NCBI_API_KEY", settings)
+    key = api_key("NCBI_API_KEY", "pubmed", settings)
     base: dict[str, Any] = {"db": "pubmed", "retmode": "json", "tool": "bookmark-research"}
     if key:
         base["api_key"] = key

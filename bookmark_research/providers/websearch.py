@@ -66,6 +66,8 @@ def _run_provider(name: str, queries: list[tuple[str, str]], limit: int, setting
         searcher = make_searcher(name, settings)
     except ProviderError as exc:
         setup_error = exc
+    except Exception as exc:  # building a client failed; no message text (it might quote a key)
+        setup_error = ProviderError("provider_error", f"{name}: provider failed ({type(exc).__name__})")
     try:
         for target, query in queries:
             batch: dict[str, Any] = {"provider": name, "target": target, "query": query, "retrieved_at": iso(),

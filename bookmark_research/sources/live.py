@@ -82,7 +82,7 @@ def scan(root: Path) -> dict[str, tuple[int, int]]:
         try:
             if entry.name.endswith(".canvas") and entry.is_file():
                 st = entry.stat()
-                out[entry.name] = (st.st_mtime_ns, st.st_size)
+                out[_printable(entry.name)] = (st.st_mtime_ns, st.st_size)
             elif entry.name in PROTOCOL_FOLDERS and entry.is_dir():
                 for dirpath, dirnames, filenames in os.walk(entry.path):
                     dirnames[:] = [d for d in dirnames if not d.startswith(".")]
@@ -90,10 +90,19 @@ def scan(root: Path) -> dict[str, tuple[int, int]]:
                         if name.lower().endswith(".json") and not name.startswith("."):
                             full = os.path.join(dirpath, name)
                             st = os.stat(full, follow_symlinks=False)
-                            out[Path(full).relative_to(root).as_posix()] = (st.st_mtime_ns, st.st_size)
+                            out[_printable(Path(full).relative_to(root).as_posix())] = (st.st_mtime_ns, st.st_size)
         except OSError:
             continue
     return out
+
+
+def _printable(rel: str) -> str:
+    """A name that is not UTF-8 is kept escaped (it can be stored and shown; the sync reports it)."""
+    try:
+        rel.encode("utf-8")
+        return rel
+    except UnicodeEncodeError:
+        return os.fsencode(rel).decode("utf-8", errors="backslashreplace")
 
 
 def _sha(path: Path) -> str | None:
@@ -103,9 +112,9 @@ def _sha(path: Path) -> str | None:
         return None
 
 
-def observe(root: Path, hashes: dict[str, str]) -> dict[str, list[Any]]:
-    """What a successful ingest saw: path → [mtime_ns, size, sha256]."""
-    stats = scan(root)
+def observe(stats: dict[str, tuple[int, int]], hashes: dict[str, str]) -> dict[str, list[Any]]:
+    """What a successful ingest saw: path → [mtime_ns, size, sha256], from stats :func:`scan` took
+    *before* the files were read (a save during the read then differs from them and is re-checked)."""
     return {p: [*stats[p], h] for p, h in hashes.items() if p in stats}
 
 

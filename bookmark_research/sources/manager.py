@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,13 @@ from bookmark_research.canvas.strictjson import load_object
 from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import ConflictError, InvalidInputError, NotFoundError, StorageError
+from bookmark_research.failpoints import crash_point
+from bookmark_research.index import schema
 from bookmark_research.index.db import transaction
 from bookmark_research.index.status import require_source, store_counts
 from bookmark_research.index.writer import Progress, sha256_hex, sync_index
 from bookmark_research.sources import snapshots
-from bookmark_research.sources.live import git_busy, observe
+from bookmark_research.sources.live import git_busy, observe, scan
 from bookmark_research.sources.reader import PackageInput, read_input
 
 MODES = ("snapshot", "live")
@@ -91,10 +94,20 @@ def sync_package(
     mode: str | None = None,
     completeness: str | None = None,
     progress: Progress | None = None,
+    restoring: bool = False,
 ) -> dict[str, Any]:
-    """Import a package directory, ZIP or section JSON into a source; one transaction, all or nothing."""
+    """Import a package directory, ZIP or section JSON into a source; one transaction, all or nothing.
+
+    ``restoring`` (from :func:`restore`): the input is one of the source's own snapshots, mirrored
+    completely, but the source keeps the completeness and input path its user last set, and the
+    restore is logged for ``history``.
+    """
     if source_id is not None:
         check_source_id(source_id)
+    # File stats are taken before the files are read: a save while the sync reads then shows up as a
+    # newer stat next to the older hash, so the next freshness check sees it (never the other way round).
+    given = Path(package_path).expanduser()
+    seen_stats = scan(given) if mode != "snapshot" and given.is_dir() else {}
     pkg = read_input(package_path, app.limits)
     manifest = snapshots.recognise(pkg.input_path) if pkg.input_kind == "directory" else None
     if manifest is not None:
@@ -113,29 +126,47 @@ def sync_package(
     if mode == "live" and pkg.input_kind != "directory":
         raise InvalidInputError(f"{pkg.input_path.name}: live sources require a package directory, not a {pkg.input_kind}")
 
+    crash_point("sync:read")
     conn = app.connect()
     assert conn is not None
-    created: Path | None = None
+    started = time.time()
+    created: list[Path] = []  # a version folder this sync published, deleted again if it does not commit
     try:
         with transaction(conn):
-            result = _sync_locked(app, conn, pkg, manifest, source_id, mode, completeness, progress)
-            created = result.pop("_created")
+            _sweep(app, conn, started)
+            result = _sync_locked(app, conn, pkg, manifest, source_id, mode, completeness, progress, restoring,
+                                  created, seen_stats)
+            crash_point("sync:before-commit")
     except BaseException:
-        if created is not None:
-            snapshots.remove_tree(created)
+        for path in created:
+            snapshots.remove_tree(path)
         raise
+    crash_point("sync:committed")
     return result
 
 
+def _sweep(app: App, conn: Any, before: float) -> None:
+    """Remove what interrupted syncs left in the snapshot store (we hold the write lock: nobody else
+    is publishing): staging folders, folders moved aside, and version folders no history row knows."""
+    referenced: dict[str, set[str]] = {}
+    for sid, vid in conn.execute("SELECT source_id, version_id FROM source_versions"):
+        referenced.setdefault(snapshots.source_key(sid), set()).add(vid)
+    try:
+        app.snapshots.sweep(referenced, before)
+    except OSError:
+        pass  # best effort: the next sync tries again
+
+
 def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any] | None, source_id: str | None,
-                 mode: str | None, completeness: str | None, progress: Progress | None) -> dict[str, Any]:
+                 mode: str | None, completeness: str | None, progress: Progress | None,
+                 restoring: bool, created: list[Path], seen_stats: dict[str, tuple[int, int]]) -> dict[str, Any]:
     input_path = pkg.input_path
     if source_id is None:
         source_id = _lookup_by_path(conn, input_path)
         if source_id is None and manifest is not None and isinstance(manifest.get("source_id"), str):
             source_id = manifest["source_id"]
-    existing = conn.execute("SELECT mode, completeness, version_id, input_path FROM sources WHERE source_id=?",
-                            (source_id,)).fetchone() if source_id else None
+    existing = conn.execute("SELECT mode, completeness, version_id, input_path, input_kind FROM sources "
+                            "WHERE source_id=?", (source_id,)).fetchone() if source_id else None
     is_new = existing is None
     if source_id is None:
         source_id = _derive_source_id(conn, input_path)
@@ -163,6 +194,7 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (source_id, mode, completeness, str(input_path), pkg.input_kind, "syncing", stamp))
     report = sync_index(conn, source_id, files, completeness=completeness, progress=progress)
+    crash_point("sync:indexed")
 
     # The new version holds every file the index now describes: supplied ones plus retained ones.
     indexed = dict(conn.execute("SELECT file_path, sha256 FROM files WHERE source_id=?", (source_id,)).fetchall())
@@ -194,25 +226,33 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
         "completeness": completeness, "provided_files": sorted(files), "files": dict(sorted(indexed.items())),
     }
     version_dir, created_new = app.snapshots.publish(source_id, version_id, contents, snap_manifest, previous_dir)
-    created = version_dir if created_new else None
+    if created_new:
+        created.append(version_dir)
     conn.execute(
         "INSERT OR IGNORE INTO source_versions (source_id, version_id, created_at, snapshot_path, input_path, "
         "input_kind, completeness, file_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (source_id, version_id, stamp, str(version_dir), str(input_path), pkg.input_kind, completeness, len(indexed)))
-    aliases = {str(input_path)}
+    aliases = set() if restoring else {str(input_path)}
     if existing is not None and existing[3]:
         aliases.add(existing[3])
     conn.executemany("INSERT OR IGNORE INTO source_aliases (source_id, input_path) VALUES (?, ?)",
                      [(source_id, a) for a in aliases])
+    # What the source remembers for later syncs: a restore keeps what its user last chose.
+    kept_completeness, kept_input, kept_kind = ((existing[1], existing[3], existing[4]) if restoring and existing
+                                                else (completeness, str(input_path), pkg.input_kind))
+    if restoring:
+        conn.execute(schema.EVENTS)  # indexes created before the event log get it now
+        conn.execute("INSERT INTO source_events (source_id, at, event, version_id, previous_version_id) "
+                     "VALUES (?, ?, 'restore', ?, ?)", (source_id, stamp, version_id, existing[2] if existing else None))
     package_dir = str(input_path) if mode == "live" else str(version_dir / "package")
     state = "current" if mode == "live" else "snapshot"
     record: dict[str, Any] = {}
     if mode == "live":  # what this ingest saw, so freshness checks can tell later edits apart
-        record = {"observed": observe(input_path, {p: indexed[p] for p in files}), "checked_at": stamp}
+        record = {"observed": observe(seen_stats, {p: indexed[p] for p in files}), "checked_at": stamp}
     conn.execute(
         "UPDATE sources SET mode=?, completeness=?, input_path=?, input_kind=?, package_path=?, version_id=?, "
         "state=?, last_sync=?, retained_missing_json=?, record_json=? WHERE source_id=?",
-        (mode, completeness, str(input_path), pkg.input_kind, package_dir, version_id, state, stamp,
+        (mode, kept_completeness, kept_input, kept_kind, package_dir, version_id, state, stamp,
          json.dumps(report.retained_missing_files, ensure_ascii=False), json.dumps(record, ensure_ascii=False),
          source_id))
 
@@ -223,20 +263,20 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
             "SELECT source_id FROM sources WHERE version_id=? AND source_id<>? ORDER BY source_id",
             (version_id, source_id))]
         if duplicates:
+            named = ", ".join(duplicates[:3]) + (f" and {len(duplicates) - 3} more" if len(duplicates) > 3 else "")
             warnings.append(
-                f"Identical content is already indexed as {', '.join(duplicates)}; reuse --source-id {duplicates[0]} "
+                f"Identical content is already indexed as {named}; reuse --source-id {duplicates[0]} "
                 f"for new exports of the same canvas, or remove this source with 'source remove {source_id}'"
             )
-    if manifest is not None:
+    if manifest is not None and not restoring:
         warnings.append(f"Restored managed snapshot {manifest.get('version_id')} of {manifest.get('source_id')}")
     return {
-        "_created": created,
         "source_id": source_id,
         "created": is_new,
         "mode": mode,
-        "completeness": completeness,
-        "input_path": str(input_path),
-        "input_kind": pkg.input_kind,
+        "completeness": kept_completeness,
+        "input_path": kept_input,
+        "input_kind": kept_kind,
         "package_path": package_dir,
         "version_id": version_id,
         "snapshot_path": str(version_dir / "package"),
@@ -261,10 +301,17 @@ def history(app: App, source_id: str, limit: int = 20, offset: int = 0) -> dict[
     require_source(conn, source_id)
     current = conn.execute("SELECT version_id FROM sources WHERE source_id=?", (source_id,)).fetchone()[0]
     total = conn.execute("SELECT COUNT(*) FROM source_versions WHERE source_id=?", (source_id,)).fetchone()[0]
+    has_events = conn.execute("SELECT 1 FROM sqlite_master WHERE name='source_events'").fetchone() is not None
+    restores = [{"restored_at": at, "version_id": v, "previous_version_id": prev} for at, v, prev in conn.execute(
+        "SELECT at, version_id, previous_version_id FROM source_events WHERE source_id=? AND event='restore' "
+        "ORDER BY at DESC, rowid DESC LIMIT 100", (source_id,))] if has_events else []
+    last_restore: dict[str, str] = {}
+    for event in restores:
+        last_restore.setdefault(event["version_id"], event["restored_at"])
     versions = [
         {"version_id": v, "created_at": c, "snapshot_path": p + "/package", "current": v == current,
          "file_count": n, "input_path": ip, "input_kind": ik, "completeness": comp,
-         "snapshot_exists": Path(p, "package").is_dir()}
+         "snapshot_exists": Path(p, "package").is_dir(), "restored_at": last_restore.get(v)}
         for v, c, p, n, ip, ik, comp in conn.execute(
             "SELECT version_id, created_at, snapshot_path, file_count, input_path, input_kind, completeness "
             "FROM source_versions WHERE source_id=? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
@@ -272,7 +319,7 @@ def history(app: App, source_id: str, limit: int = 20, offset: int = 0) -> dict[
     ]
     next_offset = offset + len(versions) if offset + len(versions) < total else None
     return {"source_id": source_id, "total": total, "limit": limit, "offset": offset, "next_offset": next_offset,
-            "versions": versions}
+            "versions": versions, "restores": restores}
 
 
 def restore(app: App, source_id: str, version_id: str, progress: Progress | None = None) -> dict[str, Any]:
@@ -293,7 +340,7 @@ def restore(app: App, source_id: str, version_id: str, progress: Progress | None
             f"'sync {package} --source-id NEW_ID', or copy the snapshot files back into the folder"
         )
     return sync_package(app, str(package), source_id=source_id, mode="snapshot", completeness="complete",
-                        progress=progress)
+                        progress=progress, restoring=True)
 
 
 def remove(app: App, source_id: str, confirm: bool = False) -> dict[str, Any]:
@@ -318,25 +365,23 @@ def remove(app: App, source_id: str, confirm: bool = False) -> dict[str, Any]:
 
 
 def _delete_source(app: App, conn: Any, source_id: str, first: Any = None) -> bool:
-    """Delete a source's rows and snapshots as one step (after ``first()``, inside the same transaction).
+    """Delete a source's rows (after ``first()``, in the same transaction), then its snapshots.
 
-    The snapshots are moved aside before the rows go and deleted only after the commit; if anything
-    fails they are put back. Returns whether a snapshot directory existed.
+    The snapshots go only after the rows are committed, so a crash in between leaves no row pointing
+    at a missing folder; the leftover folder is removed by the next sync's sweep. Returns whether a
+    snapshot directory existed.
     """
-    aside = None
+    existed = app.snapshots.source_dir(source_id).exists()
+    with transaction(conn):
+        if first is not None:
+            first()
+        conn.execute("DELETE FROM sources WHERE source_id=?", (source_id,))
+    crash_point("remove:committed")
     try:
-        with transaction(conn):
-            if first is not None:
-                first()
-            aside = app.snapshots.retire(source_id)
-            conn.execute("DELETE FROM sources WHERE source_id=?", (source_id,))
-    except BaseException:
-        if aside is not None:
-            app.snapshots.unretire(source_id, aside)
-        raise
-    if aside is not None:
-        snapshots.remove_tree(aside)
-    return aside is not None
+        app.snapshots.retire(source_id)
+    except OSError:
+        pass  # the rows are gone; the next sync's sweep removes the folder
+    return existed
 
 
 def merge(app: App, source_id: str, into_source_id: str, confirm: bool = False) -> dict[str, Any]:

@@ -33,18 +33,59 @@ class PackageInput:
 
 
 class _Budget:
+    """The package limits, one rule for folders and ZIPs: every file counts towards the entry limit;
+    the size limits apply to the files that are read (the ``.canvas`` and section JSON), since
+    ignored files (media, notes) are never read or decompressed."""
+
     def __init__(self, limits: Limits, label: str) -> None:
         self.limits, self.label, self.total, self.entries = limits, label, 0, 0
 
-    def count(self, name: str, size: int) -> None:
+    def count_entry(self) -> None:
         self.entries += 1
-        self.total += size
-        if size > self.limits.max_file_bytes:
-            raise UnsafeInputError(f"{name}: file of {size} bytes exceeds the {self.limits.max_file_bytes}-byte limit")
         if self.entries > self.limits.max_entries:
             raise UnsafeInputError(f"{self.label}: more than {self.limits.max_entries} entries (entry limit)")
+
+    def count_size(self, name: str, size: int) -> None:
+        self.total += size
+        if size > self.limits.max_file_bytes:
+            raise UnsafeInputError(f"{name}: file of {size} bytes exceeds the {self.limits.max_file_bytes}-byte "
+                                   "per-file limit (BOOKMARK_RESEARCH_MAX_FILE_BYTES)")
         if self.total > self.limits.max_total_bytes:
-            raise UnsafeInputError(f"{self.label}: package exceeds the {self.limits.max_total_bytes}-byte size limit")
+            raise UnsafeInputError(f"{self.label}: package exceeds the {self.limits.max_total_bytes}-byte size limit "
+                                   "(BOOKMARK_RESEARCH_MAX_PACKAGE_BYTES)")
+
+    def count(self, name: str, size: int) -> None:
+        """A file that will be read."""
+        self.count_entry()
+        self.count_size(name, size)
+
+
+def shown(path: str | os.PathLike[str]) -> str:
+    """A path for a message: bytes that are not UTF-8 escaped (``\\xff``), control characters escaped."""
+    text = os.fsencode(path).decode("utf-8", errors="backslashreplace")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _unreadable(path: str | os.PathLike[str], exc: OSError) -> InvalidInputError:
+    """A folder or file that exists but cannot be read: the sync fails (it is never treated as missing)."""
+    reason = exc.strerror or type(exc).__name__
+    return InvalidInputError(f"{shown(path)}: cannot read ({reason}); fix its permissions and sync again, "
+                             "nothing was changed")
+
+
+def _check_name(rel: str) -> None:
+    """Package file names must be UTF-8 (they are stored, searched and shown)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{shown(rel)}: file name is not valid UTF-8; rename it and sync again") from None
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
 
 
 def _is_section_json(data: bytes, name: str) -> bool:
@@ -57,14 +98,20 @@ def _is_section_json(data: bytes, name: str) -> bool:
 def _ignored_warning(ignored: list[str]) -> list[str]:
     if not ignored:
         return []
-    shown = ", ".join(sorted(ignored)[:5]) + (f" and {len(ignored) - 5} more" if len(ignored) > 5 else "")
-    return [f"Ignored {len(ignored)} non-bookmark file{'s' if len(ignored) != 1 else ''}: {shown}"]
+    names = ", ".join(shown(n) for n in sorted(ignored)[:5]) + (f" and {len(ignored) - 5} more" if len(ignored) > 5 else "")
+    return [f"Ignored {len(ignored)} non-bookmark file{'s' if len(ignored) != 1 else ''}: {names}"]
 
 
 def read_input(path: str | os.PathLike[str], limits: Limits | None = None) -> PackageInput:
     """Read ``path`` into a :class:`PackageInput`, or raise a one-line error."""
     limits = limits or Limits.from_env()
     p = Path(path).expanduser()
+    try:
+        p.stat()
+    except PermissionError as exc:
+        raise _unreadable(p, exc) from None
+    except OSError:
+        pass  # missing: reported below
     if p.is_dir():
         return read_directory(p.resolve(), limits)
     if p.is_file():
@@ -81,9 +128,10 @@ def read_input(path: str | os.PathLike[str], limits: Limits | None = None) -> Pa
 
 
 def read_card(path: Path, limits: Limits) -> PackageInput:
+    _check_name(path.name)
     size = path.stat().st_size
     _Budget(limits, str(path)).count(path.name, size)
-    data = path.read_bytes()
+    data = _read(path)
     load_object(data, path.name)
     if not _is_section_json(data, path.name):
         raise InvalidInputError(f"{path.name}: not a Bookmark Canvas section (format must be 'bookmark-canvas-section')")
@@ -95,43 +143,19 @@ def read_directory(root: Path, limits: Limits) -> PackageInput:
     budget = _Budget(limits, str(root))
     ignored: list[str] = []
     canvases: list[str] = []
-    with os.scandir(root) as it:
-        entries = sorted(it, key=lambda e: e.name)
+    try:
+        with os.scandir(root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        raise _unreadable(root, exc) from None
     for entry in entries:
-        name = entry.name
-        if name.startswith("."):
-            continue
-        if entry.is_symlink():
-            if name in PROTOCOL_FOLDERS or name.endswith((".canvas", ".json")):
-                _refuse_link(root, Path(entry.path), name)
-            ignored.append(name)
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            if name in PROTOCOL_FOLDERS:
-                _read_protocol_dir(root, Path(entry.path), out, budget, ignored)
-            else:
-                ignored.append(name + "/")
-            continue
-        if not entry.is_file(follow_symlinks=False):
-            ignored.append(name)
-            continue
-        if name.endswith(".canvas"):
-            canvases.append(name)
-            budget.count(name, entry.stat(follow_symlinks=False).st_size)
-            out.files[name] = Path(entry.path).read_bytes()
-        elif name.lower().endswith(".json"):
-            size = entry.stat(follow_symlinks=False).st_size
-            if size <= limits.max_file_bytes and _is_section_json(Path(entry.path).read_bytes(), name):
-                raise InvalidInputError(
-                    f"{name}: loose section file at the package root; put it under Permanent/ or Temporary/, "
-                    "or sync the card file on its own"
-                )
-            ignored.append(name)
-        else:
-            ignored.append(name)
+        try:
+            _read_root_entry(root, entry, out, budget, ignored, canvases, limits)
+        except OSError as exc:
+            raise _unreadable(entry.path, exc) from None
     if len(canvases) > 1:
         raise InvalidInputError(
-            f"{root}: a package has at most one .canvas entry at its root, found {', '.join(canvases)}; "
+            f"{root}: a package has at most one .canvas entry at its root, found {', '.join(shown(c) for c in canvases)}; "
             "use separate sources for separate canvases"
         )
     if not out.files:
@@ -139,6 +163,44 @@ def read_directory(root: Path, limits: Limits) -> PackageInput:
         raise InvalidInputError(f"{root}: no Bookmark Canvas files found (no root .canvas, Permanent/ or Temporary/){hint}")
     out.warnings.extend(_ignored_warning(ignored))
     return out
+
+
+def _read_root_entry(root: Path, entry: os.DirEntry[str], out: PackageInput, budget: _Budget, ignored: list[str],
+                     canvases: list[str], limits: Limits) -> None:
+    name = entry.name
+    if name.startswith("."):
+        return
+    if entry.is_symlink():
+        if name in PROTOCOL_FOLDERS or name.endswith((".canvas", ".json")):
+            _refuse_link(root, Path(entry.path), name)
+        ignored.append(name)
+        return
+    if entry.is_dir(follow_symlinks=False):
+        if name in PROTOCOL_FOLDERS:
+            _read_protocol_dir(root, Path(entry.path), out, budget, ignored)
+        else:
+            ignored.append(name + "/")
+        return
+    if not entry.is_file(follow_symlinks=False):
+        ignored.append(name)
+        return
+    if name.endswith(".canvas"):
+        _check_name(name)
+        canvases.append(name)
+        budget.count(name, entry.stat(follow_symlinks=False).st_size)
+        out.files[name] = _read(Path(entry.path))
+    elif name.lower().endswith(".json"):
+        size = entry.stat(follow_symlinks=False).st_size
+        budget.count_entry()
+        if size <= limits.max_file_bytes and _is_section_json(_read(Path(entry.path)), shown(name)):
+            raise InvalidInputError(
+                f"{shown(name)}: loose section file at the package root; put it under Permanent/ or Temporary/, "
+                "or sync the card file on its own"
+            )
+        ignored.append(name)
+    else:
+        budget.count_entry()
+        ignored.append(name)
 
 
 def _nested_package_hint(root: Path) -> str:
@@ -160,8 +222,14 @@ def _refuse_link(root: Path, link: Path, rel: str) -> None:
     raise UnsafeInputError(f"{rel}: symlinks inside packages are not followed; replace it with the file itself")
 
 
+def _raise(exc: OSError) -> None:
+    raise _unreadable(exc.filename or "?", exc)
+
+
 def _read_protocol_dir(root: Path, folder: Path, out: PackageInput, budget: _Budget, ignored: list[str]) -> None:
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+    """Every ``*.json`` under a protocol folder. A folder or file that cannot be read fails the sync:
+    treating it as missing would make a complete mirror delete its sections."""
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False, onerror=_raise):
         current = Path(dirpath)
         for d in list(dirnames):
             rel = (current / d).relative_to(root).as_posix()
@@ -180,15 +248,17 @@ def _read_protocol_dir(root: Path, folder: Path, out: PackageInput, budget: _Bud
                     _refuse_link(root, full, rel)
                 ignored.append(rel)
                 continue
-            st = full.stat()
-            if not stat.S_ISREG(st.st_mode):
-                ignored.append(rel)
+            try:
+                st = full.stat()
+            except OSError as exc:
+                raise _unreadable(full, exc) from None
+            budget.count_entry()
+            if not stat.S_ISREG(st.st_mode) or not name.lower().endswith(".json"):
+                ignored.append(rel)  # media and other files are not read, so only the entry count applies
                 continue
-            if not name.lower().endswith(".json"):
-                ignored.append(rel)
-                continue
-            budget.count(rel, st.st_size)
-            out.files[rel] = full.read_bytes()
+            _check_name(rel)
+            budget.count_size(rel, st.st_size)
+            out.files[rel] = _read(full)
 
 
 # --- ZIP -------------------------------------------------------------------------------------
@@ -232,7 +302,7 @@ def read_zip(path: Path, limits: Limits) -> PackageInput:
             key = "/".join(segments)
             if key in entries:
                 raise UnsafeInputError(f"ZIP entry {info.filename!r}: duplicate archive entry")
-            budget.count(f"ZIP entry {info.filename!r}", info.file_size)
+            budget.count_entry()
             entries[key] = info
 
         roots: set[tuple[str, ...]] = set()
@@ -249,13 +319,15 @@ def read_zip(path: Path, limits: Limits) -> PackageInput:
             raise InvalidInputError(f"{label}: archive contains multiple package roots ({shown}); import each separately")
 
         def read(info: zipfile.ZipInfo) -> bytes:
+            budget.count_size(f"ZIP entry {info.filename!r}", info.file_size)
             try:
                 with zf.open(info) as fh:
                     data = fh.read(limits.max_file_bytes + 1)
             except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError) as exc:
                 raise InvalidInputError(f"ZIP entry {info.filename!r}: cannot read: {exc}") from None
             if len(data) > limits.max_file_bytes:
-                raise UnsafeInputError(f"ZIP entry {info.filename!r}: exceeds the {limits.max_file_bytes}-byte limit")
+                raise UnsafeInputError(f"ZIP entry {info.filename!r}: exceeds the {limits.max_file_bytes}-byte "
+                                       "per-file limit (BOOKMARK_RESEARCH_MAX_FILE_BYTES)")
             return data
 
         out = PackageInput(path, "zip")

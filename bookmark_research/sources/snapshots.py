@@ -14,14 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from bookmark_research import atomic
 from bookmark_research.errors import InvalidInputError, StorageError
+from bookmark_research.failpoints import crash_point
 
 FORMAT = "bookmark-research-snapshot"
+REMOVED_PREFIX = ".removed-"  # a folder moved aside to be deleted
 MAX_MANIFEST_BYTES = 8_000_000
 
 
@@ -52,16 +53,25 @@ class SnapshotStore:
         manifest: dict[str, Any],
         previous: Path | None,
     ) -> tuple[Path, bool]:
-        """Write a version (atomically, via a staging directory); returns (dir, created)."""
+        """Write a version durably (staged, fsynced, renamed); returns (dir, created).
+
+        An existing version folder is reused when it verifies; a damaged one (torn by a power loss,
+        or changed by hand) is written again from ``contents``, which hold the same files by
+        construction (the version id is their hash). ``created`` is true only for a folder that did
+        not exist, i.e. one a failed sync may delete again.
+        """
         target = self.version_dir(source_id, version_id)
+        replaced = False
         if target.exists():
-            verify(target / "package", expected=manifest["files"])
-            return target, False
+            if intact(target, manifest["files"]):
+                return target, False
+            self._discard(target)
+            replaced = True
         if self.root.is_symlink():
             raise StorageError(f"{self.root}: the snapshot store must not be a symlink")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
+            staging = atomic.staging_dir(self.root)
         except OSError as exc:
             raise StorageError(f"{self.root}: cannot write snapshots ({exc.strerror}); check the data directory") from None
         try:
@@ -78,26 +88,67 @@ class SnapshotStore:
                         pass
                 dest.write_bytes(data)
                 dest.chmod(0o444)
-            (staging / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
-            os.replace(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        return target, True
+            (staging / "manifest.json").write_text(atomic.dump_json(manifest), encoding="utf-8")
+            crash_point("snapshot:staged")
+            atomic.publish_dir(staging, target)  # every file fsynced, then one rename, then the folder
+        except OSError as exc:
+            raise StorageError(f"{self.root}: cannot write snapshots ({exc.strerror}); check the data directory") from None
+        return target, not replaced
 
-    def retire(self, source_id: str) -> Path | None:
-        """Move a source's snapshots aside before deleting its rows; undo with :meth:`unretire`."""
+    def _discard(self, path: Path) -> None:
+        aside = self.root / f"{REMOVED_PREFIX}{os.urandom(8).hex()}"
+        os.replace(path, aside)
+        atomic.remove_tree(aside)
+
+    def retire(self, source_id: str) -> bool:
+        """Delete a source's snapshots (after its rows are committed): moved aside in one rename, then
+        deleted; what a crash leaves is removed by the next :meth:`sweep`."""
         src = self.source_dir(source_id)
         if not src.exists():
-            return None
-        aside = self.root / f".removed-{src.name}-{os.urandom(8).hex()}"
-        os.replace(src, aside)
-        return aside
+            return False
+        self._discard(src)
+        return True
 
-    def unretire(self, source_id: str, aside: Path) -> None:
-        src = self.source_dir(source_id)
-        if not src.exists():
-            os.replace(aside, src)
+    def sweep(self, referenced: dict[str, set[str]], before: float) -> list[str]:
+        """Remove what interrupted syncs and removals left behind, all modified before ``before``:
+        staging folders, folders moved aside, version folders no history row references and the
+        folders of sources that no longer exist. ``referenced`` maps :func:`source_key` to version ids.
+        Call it holding the index's write lock, so no other sync is publishing meanwhile."""
+        if not self.root.is_dir() or self.root.is_symlink():
+            return []
+        removed = atomic.remove_leftovers(self.root, before, (REMOVED_PREFIX,))
+        for entry in list(os.scandir(self.root)):
+            if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                continue
+            versions = referenced.get(entry.name, set())
+            removed += [f"{entry.name}/{n}" for n in atomic.remove_leftovers(entry.path, before)]
+            for child in list(os.scandir(entry.path)):
+                try:
+                    old = child.stat(follow_symlinks=False).st_mtime < before
+                except OSError:
+                    continue
+                if old and child.name not in versions and child.is_dir(follow_symlinks=False):
+                    atomic.remove_tree(child.path)
+                    removed.append(f"{entry.name}/{child.name}")
+            if entry.name not in referenced:
+                try:
+                    os.rmdir(entry.path)  # only once it is empty
+                    removed.append(entry.name)
+                except OSError:
+                    pass
+        return removed
+
+
+def intact(version_dir: Path, expected: dict[str, str]) -> bool:
+    """Whether a version folder holds its manifest and exactly the expected, unchanged files."""
+    manifest = read_manifest(version_dir)
+    if manifest is None or manifest.get("files") != expected:
+        return False
+    try:
+        verify(version_dir / "package", expected)
+    except InvalidInputError:
+        return False
+    return True
 
 
 def _same(path: Path, digest: str) -> bool:
@@ -108,15 +159,7 @@ def _same(path: Path, digest: str) -> bool:
 
 
 def remove_tree(path: Path) -> None:
-    def onerror(func: Any, p: str, _exc: Any) -> None:
-        try:
-            os.chmod(os.path.dirname(p), 0o755)
-            os.chmod(p, 0o644)
-            func(p)
-        except OSError:
-            pass
-
-    shutil.rmtree(path, onerror=onerror)
+    atomic.remove_tree(path)
 
 
 def read_manifest(version_dir: Path) -> dict[str, Any] | None:

@@ -9,7 +9,6 @@ reported to a callback and a heartbeat file tells other processes the watcher is
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -21,6 +20,7 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from bookmark_research import atomic
 from bookmark_research.core.app import App
 from bookmark_research.sources.live import HEARTBEAT, HEARTBEAT_SECONDS, Timing, git_dirs, refresh
 
@@ -245,7 +245,5 @@ class SourceWatcher:
         path = self.app.data_dir / HEARTBEAT
         if not self.app.data_dir.is_dir():
             return
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps({**self.status(), "running": True, "started_at": self.started_at,
-                                   "heartbeat_at": time.time()}), encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.write_json(path, {**self.status(), "running": True, "started_at": self.started_at,
+                                 "heartbeat_at": time.time()})

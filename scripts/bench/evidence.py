@@ -1,9 +1,13 @@
 """Evidence-layer benchmarks: HTML main-text extraction throughput and archive search latency.
 
-    python scripts/bench/evidence.py [--pages 500] [--archive-pages 10000]
+    python scripts/bench/evidence.py [--pages 500] [--large 8] [--archive-pages 10000]
 
 Pages are generated (deterministically) with the structure of real articles: navigation, header,
-an article of paragraphs in English or Chinese, asides, footer and scripts.
+an article of paragraphs in English or Chinese, asides, footer and scripts. Extraction reports
+pages/s and the per-page p50/p95 for the extractor and the previous lxml one (``old_extract.py``),
+then the per-page time on ~4 MB pages of hostile shapes (the largest body ``direct`` accepts by
+default): paragraph walls, huge tables, link farms and div soup. Extraction quality is measured by
+``extraction.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import old_extract  # noqa: E402
 from generate import EN_WORDS, ZH_WORDS  # noqa: E402
 
 from bookmark_research.core.app import App  # noqa: E402
@@ -39,20 +44,69 @@ def page(rng: random.Random, n: int) -> tuple[str, str]:
     return html, "\n\n".join(paragraphs)
 
 
+def large_pages(rng: random.Random, count: int) -> list[tuple[str, bytes]]:
+    """~4 MB pages of shapes that stress an extractor."""
+    def words(k: int) -> str:
+        return " ".join(rng.choices(EN_WORDS, k=k))
+
+    shapes = {
+        "paragraph wall": lambda: "<article>" + "".join(f"<p>{words(90)}</p>" for _ in range(6_500)) + "</article>",
+        "huge table": lambda: "<table>" + "".join(f"<tr><td>{i}</td><td>{words(6)}</td><td>{words(3)}</td></tr>"
+                                                  for i in range(60_000)) + "</table>",
+        "link farm": lambda: "<ul>" + "".join(f"<li><a href='/p/{i}'>{words(4)}</a></li>" for i in range(80_000))
+                             + "</ul>",
+        "div soup": lambda: "".join(f"<div class='c{i % 7}'><span>{words(8)}</span></div>" for i in range(60_000)),
+        "article in a big page": lambda: ("<nav>" + words(3000) + "</nav><main><article>"
+                                          + "".join(f"<p>{words(80)}</p>" for _ in range(40)) + "</article></main>"
+                                          + "<footer>" + "".join(f"<a href='/{i}'>{words(5)}</a>" for i in range(50_000))
+                                          + "</footer>"),
+    }
+    out = []
+    names = list(shapes)
+    for n in range(count):
+        name = names[n % len(names)]
+        body = ("<html><head><title>" + name + "</title></head><body>" + shapes[name]() + "</body></html>").encode()
+        out.append((name, body[:4 * 1024 * 1024]))
+    return out
+
+
+def _timed(extract, pages: list) -> list[float]:
+    times = []
+    for html in pages:
+        t0 = time.perf_counter()
+        extract(html)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def _pct(times: list[float], q: float) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=500)
+    parser.add_argument("--large", type=int, default=10, help="number of ~4 MB pages")
     parser.add_argument("--archive-pages", type=int, default=10_000)
     args = parser.parse_args()
     rng = random.Random(7)
     corpus = [page(rng, n) for n in range(args.pages)]
     megabytes = sum(len(h) for h, _ in corpus) / 1e6
-    start = time.perf_counter()
-    results = [extract_html(h) for h, _ in corpus]
-    seconds = time.perf_counter() - start
-    extracted = sum(r.status == "extracted" for r in results)
-    print(f"extraction: {args.pages / seconds:.0f} pages/s ({megabytes / seconds:.1f} MB/s of HTML; "
-          f"{extracted}/{args.pages} extracted)")
+    htmls = [h for h, _ in corpus]
+    for label, extract in (("extraction", extract_html), ("old lxml extraction", old_extract.extract_html)):
+        times = _timed(extract, htmls)
+        seconds = sum(times)
+        extracted = sum(extract(h).status == "extracted" for h in htmls[:50])
+        print(f"{label}: {args.pages / seconds:.0f} pages/s ({megabytes / seconds:.1f} MB/s of HTML; per page "
+              f"p50 {1000 * _pct(times, 0.5):.1f} ms, p95 {1000 * _pct(times, 0.95):.1f} ms; "
+              f"{extracted}/50 extracted)")
+    if args.large:
+        big = large_pages(rng, args.large)
+        times = _timed(extract_html, [b for _, b in big])
+        worst = max(zip(times, (n for n, _ in big)))
+        print(f"~4 MB pages ({len(big)}, {sum(len(b) for _, b in big) / len(big) / 1e6:.1f} MB average): per page "
+              f"p50 {_pct(times, 0.5):.2f} s, p95 {_pct(times, 0.95):.2f} s, max {worst[0]:.2f} s ({worst[1]})")
 
     with tempfile.TemporaryDirectory(prefix="bookmark-research-evidence-") as tmp, App(tmp) as app:
         start = time.perf_counter()
