@@ -26,12 +26,17 @@ def sqlite_supports(tokenizer: str) -> bool:
         conn.close()
 
 
+def _lower(text: str | None) -> str | None:
+    return text.lower() if text is not None else None
+
+
 def _configure(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA cache_size=-8192")  # 8 MiB: bounded memory (64 MiB cost 50 MB of RSS and no measurable time)
     conn.create_function("br_chars", -1, char_text, deterministic=True)
+    conn.create_function("br_lower", 1, _lower, deterministic=True)
 
 
 def connect(db_path: Path, *, create: bool = True) -> sqlite3.Connection | None:

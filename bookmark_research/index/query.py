@@ -75,9 +75,35 @@ def _all_of(conditions: list[str]) -> str:
 
 
 def _like(terms: list[str]) -> Query:
-    """Every term a literal substring of one of the searched columns."""
-    ors = "(" + " OR ".join(f"i.{f} LIKE ? ESCAPE '\\'" for f in SEARCH_FIELDS) + ")"
-    return _all_of([ors] * len(terms)), [like_pattern(t) for t in terms for _ in SEARCH_FIELDS]
+    """Every term a literal substring of one of the searched columns.
+
+    LIKE folds ASCII letters only; a term with a cased non-ASCII letter (``éa``) is compared with the
+    columns lower-cased (``br_lower``), as the full-text indexes fold every letter.
+    """
+    plain = "(" + " OR ".join(f"i.{f} LIKE ? ESCAPE '\\'" for f in SEARCH_FIELDS) + ")"
+    folded = "(" + " OR ".join(f"br_lower(i.{f}) LIKE ? ESCAPE '\\'" for f in SEARCH_FIELDS) + ")"
+    conditions, params = [], []
+    for term in terms:
+        fold = not term.isascii() and term.lower() != term.upper()
+        conditions.append(folded if fold else plain)
+        params += [like_pattern(term.lower() if fold else term)] * len(SEARCH_FIELDS)
+    return _all_of(conditions), params
+
+
+def _intersect(sets: list[Query]) -> Query:
+    """The pks in every set, nested in groups so any number of terms stays within SQLite's compound limit."""
+    while len(sets) > 1:
+        sets = [(" INTERSECT ".join(f"SELECT pk FROM ({sql})" for sql, _ in group), [p for _, ps in group for p in ps])
+                for group in (sets[i:i + 64] for i in range(0, len(sets), 64))]
+    return sets[0]
+
+
+def _distinct_terms(terms: list[str]) -> list[str]:
+    """Terms without repeats (an ASCII term repeated in another case asks nothing more either)."""
+    seen: dict[str, str] = {}
+    for term in terms:
+        seen.setdefault(term.lower() if term.isascii() else term, term)
+    return list(seen.values())
 
 
 def target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigram: bool, scored: bool) -> Candidates:
@@ -86,7 +112,7 @@ def target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigr
     Rows holding every indexed term in their own fields are ranked by BM25 (trigram index, else the
     character index); rows that need their folder path for a term rank after them (score 0).
     """
-    terms = list(dict.fromkeys(terms))  # a repeated term asks nothing more
+    terms = _distinct_terms(terms)
     where, params = scope.sql()
     fts_terms = [t for t in terms if trigram and len(t) >= TRIGRAM_MIN]
     char_terms = [t for t in terms if t not in fts_terms and uses_char_index(t)]
@@ -118,8 +144,7 @@ def target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigr
             name, phrase = ("items_chars", char_phrase(term)) if chars else ("items_fts", fts_phrase(term))
             sets.append((f"SELECT pk FROM (SELECT rowid AS pk FROM {name} WHERE {name} MATCH ? UNION {_IN_RANGES})",
                          [phrase, json.dumps(subtrees), scope.source_id]))
-    matched = " INTERSECT ".join(sql for sql, _ in sets)
-    matched_params = [p for _, ps in sets for p in ps]
+    matched, matched_params = _intersect(sets)
     paths = any(ranges.values())
     # Rows of the score source, joined (CROSS JOIN fixes the order) and filtered by the scope. They are
     # candidates by themselves unless other terms (character terms beside full-text ones) must hold too.
