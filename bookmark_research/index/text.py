@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 #: Stands for fields boundaries, whitespace and ASCII runs in the character index: no match spans it.
@@ -39,6 +38,8 @@ def url_hash(url: str | None) -> int | None:
     """
     if not url:
         return None
+    import hashlib  # here: a search never hashes (its process skips loading OpenSSL)
+
     return int.from_bytes(hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big", signed=True)
 
 
