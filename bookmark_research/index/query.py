@@ -157,8 +157,17 @@ def target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigr
     if not paths:
         return Candidates(sql, [match] + scored_params)
     # Plus the rows that match some term only through their folder path (unranked: score 0).
-    by_path = (f"SELECT {_CANDIDATE.format(score='0.0')} FROM ({matched}) m CROSS JOIN items i ON i.pk = m.pk "
-               f"WHERE {where} AND i.pk NOT IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)")
+    not_scored = f"i.pk NOT IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)"
+    if len(terms) == 1:
+        # One term: those rows are the folders' subtrees, walked through the tree index, minus the field matches.
+        ((term, chars), subtrees), = ((k, v) for k, v in ranges.items() if v)
+        by_path = (f"SELECT {_CANDIDATE.format(score='0.0')} FROM json_each(?) r CROSS JOIN items i "
+                   "WHERE i.source_id = ? AND i.section_id = json_extract(r.value, '$[0]') "
+                   "AND i.preorder BETWEEN json_extract(r.value, '$[1]') AND json_extract(r.value, '$[2]') "
+                   f"AND {where} AND {not_scored}")
+        return Candidates(f"{sql} UNION ALL {by_path}",
+                          [match] + scored_params + [json.dumps(subtrees), scope.source_id] + params + [match])
+    by_path = f"SELECT {_CANDIDATE.format(score='0.0')} FROM ({matched}) m CROSS JOIN items i ON i.pk = m.pk WHERE {where} AND {not_scored}"
     return Candidates(f"{sql} UNION ALL {by_path}", [match] + scored_params + matched_params + params + [match])
 
 
