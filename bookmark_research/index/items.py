@@ -11,6 +11,7 @@ import hashlib
 import json
 import sqlite3
 from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,11 +92,11 @@ def _values(row: ItemRow, digest: tuple[int, str, str, str, str | None, str]) ->
 
 
 class FtsWorker:
-    """Indexes inserted rows on a helper thread while the caller prepares the next chunk.
+    """Writes and indexes chunks of rows on a helper thread while the caller builds the next chunk.
 
-    Full-text indexing runs inside SQLite without the GIL, so it overlaps with the Python work of
-    building the next rows. The connection is used by one thread at a time: every statement the
-    caller runs is preceded by :meth:`wait`.
+    SQLite runs statements without holding the GIL, so storing and full-text indexing a chunk overlap
+    with the Python work of walking and hashing the next rows. The connection is used by one thread
+    at a time: every statement the caller runs itself is preceded by :meth:`wait`.
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -108,16 +109,35 @@ class FtsWorker:
         if pending is not None:
             pending.result()
 
-    def submit(self, first_pk: int, last_pk: int, chars: list[tuple[int, str]],
-               folder_chars: list[tuple[int, str]]) -> None:
+    def submit(self, work: Callable[[sqlite3.Connection], None]) -> None:
+        """Run ``work(conn)`` on the helper thread once the previous chunk is done."""
         self.wait()
-        self.pending = self.pool.submit(index_new_items, self.conn, first_pk, last_pk, chars, folder_chars)
+        self.pending = self.pool.submit(work, self.conn)
 
     def close(self) -> None:
         try:
             self.wait()
         finally:
             self.pool.shutdown()
+
+
+def _store(conn: sqlite3.Connection, retag: list[tuple[int]], updates: list[tuple], reorders: list[tuple],
+           inserts: list[tuple], tag_rows: list[tuple], chars: list[tuple[int, str]],
+           folder_chars: list[tuple[int, str]]) -> None:
+    """Write one chunk of rows and index the inserted ones (updates are indexed by their trigger)."""
+    if retag:
+        conn.executemany("DELETE FROM item_tags WHERE item_pk=?", retag)
+    if updates:
+        conn.executemany(_UPDATE, updates)
+    if reorders:
+        conn.executemany(_REORDER, reorders)
+    if inserts:
+        conn.executemany(_INSERT, inserts)
+    if tag_rows:
+        conn.executemany("INSERT OR IGNORE INTO item_tags (item_pk, position, color, text) VALUES (?, ?, ?, ?)",
+                         tag_rows)
+    if inserts:
+        index_new_items(conn, inserts[0][0], inserts[-1][0], chars, folder_chars)
 
 
 CHUNK = 4096
@@ -173,20 +193,8 @@ def write_items(conn: sqlite3.Connection, source_id: str, section: ParsedSection
             for position, tag in enumerate(row.tags):
                 tag_rows.append((pk, position, str(tag.get("color", "")), str(tag.get("text", ""))))
         pending.clear()
-        fts.wait()
-        if retag:
-            conn.executemany("DELETE FROM item_tags WHERE item_pk=?", retag)
-        if updates:
-            conn.executemany(_UPDATE, updates)
-        if reorders:
-            conn.executemany(_REORDER, reorders)
-        if inserts:
-            conn.executemany(_INSERT, inserts)
-        if tag_rows:
-            conn.executemany("INSERT OR IGNORE INTO item_tags (item_pk, position, color, text) VALUES (?, ?, ?, ?)",
-                             tag_rows)
-        if inserts:
-            fts.submit(inserts[0][0], inserts[-1][0], chars, folder_chars)
+        if retag or updates or reorders or inserts:
+            fts.submit(lambda c: _store(c, retag, updates, reorders, inserts, tag_rows, chars, folder_chars))
         counts.inserted += len(inserts)
         counts.updated += len(updates)
 
