@@ -161,12 +161,13 @@ def target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigr
     if len(terms) == 1:
         # One term: those rows are the folders' subtrees, walked through the tree index, minus the field matches.
         ((term, chars), subtrees), = ((k, v) for k, v in ranges.items() if v)
+        path_where, path_params = scope.sql(preorder_index=False)  # (one indexed term: no LIKE terms)
         by_path = (f"SELECT {_CANDIDATE.format(score='0.0')} FROM json_each(?) r CROSS JOIN items i "
                    "WHERE i.source_id = ? AND i.section_id = json_extract(r.value, '$[0]') "
                    "AND i.preorder BETWEEN json_extract(r.value, '$[1]') AND json_extract(r.value, '$[2]') "
-                   f"AND {where} AND {not_scored}")
+                   f"AND {path_where} AND {not_scored}")
         return Candidates(f"{sql} UNION ALL {by_path}",
-                          [match] + scored_params + [json.dumps(subtrees), scope.source_id] + params + [match])
+                          [match] + scored_params + [json.dumps(subtrees), scope.source_id] + path_params + [match])
     by_path = f"SELECT {_CANDIDATE.format(score='0.0')} FROM ({matched}) m CROSS JOIN items i ON i.pk = m.pk WHERE {where} AND {not_scored}"
     return Candidates(f"{sql} UNION ALL {by_path}", [match] + scored_params + matched_params + params + [match])
 
