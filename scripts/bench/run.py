@@ -45,10 +45,10 @@ import json, sys, time
 from bookmark_research.core.app import App
 from bookmark_research.sources.manager import sync_package
 app = App(sys.argv[2])
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 out = sync_package(app, sys.argv[1], source_id="bench", mode="snapshot")
-seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "bookmarks": out["counts"]["bookmarks"], "changed": out["changed_files"],
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+print(json.dumps({"seconds": seconds, "cpu": cpu, "bookmarks": out["counts"]["bookmarks"], "changed": out["changed_files"],
                   "updated": out["items_updated"]}))
 """
 
@@ -103,21 +103,22 @@ def _python(snippet: str, *args: str) -> dict:
         return {**json.loads(proc.stdout), "peak_mb": int(report.read().split()[-1]) / 1024}
 
 
-def _timed(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one whole process.
+def _timed(command: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one whole process.
 
-    The process runs under GNU time (``%M``): a child forked from this (large) benchmark process would
+    The process runs under GNU time: a child forked from this (large) benchmark process would
     inherit its peak RSS in ``ru_maxrss``. Floor and CLI both pay the few milliseconds of the wrapper.
     """
     with tempfile.NamedTemporaryFile("r") as report, tempfile.TemporaryFile() as errors:
         start = time.perf_counter()
-        proc = subprocess.run([TIME, "-f", "%M", "-o", report.name, *command], stdout=subprocess.DEVNULL,
+        proc = subprocess.run([TIME, "-f", "%M %U %S", "-o", report.name, *command], stdout=subprocess.DEVNULL,
                               stderr=errors, env=ENV)
         seconds = time.perf_counter() - start
         if proc.returncode != 0:
             errors.seek(0)
             raise RuntimeError(f"{command} failed: {errors.read().decode(errors='replace')}")
-        return seconds, int(report.read().split()[-1]) / 1024
+        rss, user, system = report.read().split()[-3:]
+        return seconds, float(user) + float(system), int(rss) / 1024
 
 
 def _median(values: list[float]) -> float:
@@ -135,13 +136,16 @@ def _edit_one_note(package: Path) -> Path:
 
 
 def bench_sync(package: Path, size: int, lang: str, repeat: int, work: Path) -> tuple[dict, Path]:
-    floors, cold, noop, one = [], [], [], []
+    floors, cold, noop, one, floor_cpu, cold_cpu = [], [], [], [], [], []
     peak = 0.0
     for n in range(repeat):  # the floor runs next to each sync, so both see the same machine load
+        cpu = time.process_time()
         floors.append(floor_seconds(package, work / "floor.sqlite3"))
+        floor_cpu.append(time.process_time() - cpu)
         data = work / f"data-{lang}-{size}-{n}"
         first = _python(SYNC_SNIPPET, str(package), str(data))
         cold.append(first["seconds"])
+        cold_cpu.append(first["cpu"])
         peak = max(peak, first["peak_mb"])
         again = _python(SYNC_SNIPPET, str(package), str(data))
         assert again["changed"] == 0, again
@@ -158,7 +162,8 @@ def bench_sync(package: Path, size: int, lang: str, repeat: int, work: Path) -> 
     return {"size": size, "lang": lang, "bookmarks": first["bookmarks"], "floor_s": floor,
             "cold_s": _median(cold), "noop_s": _median(noop), "one_note_s": _median(one),
             "cold_ratio": _median(cold) / floor, "noop_ratio": _median(noop) / floor,
-            "one_note_ratio": _median(one) / floor, "peak_mb": peak}, data
+            "one_note_ratio": _median(one) / floor, "peak_mb": peak,
+            "cold_cpu_ratio": _median(cold_cpu) / _median(floor_cpu)}, data
 
 
 def bench_search(package: Path, data: Path, size: int, lang: str, repeat: int, work: Path) -> dict:
@@ -169,19 +174,24 @@ def bench_search(package: Path, data: Path, size: int, lang: str, repeat: int, w
         floor_cmd = [sys.executable, str(HERE / "search_floor.py"), str(floor_db), json.dumps(arguments)]
         cli_cmd = [sys.executable, "-m", "bookmark_research", "--data-dir", str(data), "search", "bench",
                    *cli_args(arguments), "--json"]
-        floors, clis, peak = [], [], 0.0
+        floors, clis, floor_cpu, cli_cpu, peak = [], [], [], [], 0.0
         for _ in range(repeat):  # alternate, so both see the same machine load
-            floors.append(_timed(floor_cmd)[0])
-            seconds, rss = _timed(cli_cmd)
+            seconds, cpu, _ = _timed(floor_cmd)
+            floors.append(seconds)
+            floor_cpu.append(cpu)
+            seconds, cpu, rss = _timed(cli_cmd)
             clis.append(seconds)
+            cli_cpu.append(cpu)
             peak = max(peak, rss)
         queries.append({"query": name, "arguments": arguments, "floor_s": _median(floors), "cli_s": _median(clis),
-                        "ratio": _median(clis) / _median(floors), "cli_peak_mb": peak})
+                        "ratio": _median(clis) / _median(floors), "cli_peak_mb": peak,
+                        "cpu_ratio": _median(cli_cpu) / max(_median(floor_cpu), 0.01)})
     mix = json.dumps([arguments for _, arguments in MIX[lang]])
     in_process = _python(INPROCESS_SNIPPET, str(data), mix, str(repeat))
     mcp = _python(MCP_SNIPPET, str(data), mix, str(repeat))
     ratios = [q["ratio"] for q in queries]
     return {"size": size, "lang": lang, "median_ratio": _median(ratios), "worst_ratio": max(ratios),
+            "median_cpu_ratio": _median([q["cpu_ratio"] for q in queries]),
             "worst_query": max(queries, key=lambda q: q["ratio"])["query"],
             "floor_median_s": _median([q["floor_s"] for q in queries]),
             "cli_median_s": _median([q["cli_s"] for q in queries]),
@@ -225,30 +235,31 @@ def main() -> None:
     (out_dir / "results.json").write_text(json.dumps({"sync": sync_rows, "search": search_rows}, indent=2,
                                                      ensure_ascii=False))
     if sync_rows:
-        print("| bookmarks | lang | sync floor | cold sync | no-op re-sync | one note changed | peak RSS (any sync) |")
-        print("|---:|---|---:|---:|---:|---:|---:|")
+        print("| bookmarks | lang | sync floor | cold sync | cold sync, CPU time | no-op re-sync | one note changed "
+              "| peak RSS (any sync) |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|")
         for r in sync_rows:
             print(f"| {r['bookmarks']:,} | {r['lang']} | {r['floor_s']:.2f} s | {r['cold_s']:.2f} s ({r['cold_ratio']:.1f}x) "
-                  f"| {r['noop_s']:.2f} s ({r['noop_ratio']:.2f}x) | {r['one_note_s']:.2f} s ({r['one_note_ratio']:.2f}x) "
+                  f"| {r['cold_cpu_ratio']:.1f}x | {r['noop_s']:.2f} s ({r['noop_ratio']:.2f}x) | {r['one_note_s']:.2f} s ({r['one_note_ratio']:.2f}x) "
                   f"| {r['peak_mb']:.0f} MB |")
         print()
     if search_rows:
         print("| bookmarks | lang | search floor (median) | whole CLI (median) | CLI / floor: median, worst | "
-              "in-process p50 / p95 | MCP warm p50 / p95 | CLI peak RSS |")
-        print("|---:|---|---:|---:|---:|---:|---:|---:|")
+              "CPU time: median | in-process p50 / p95 | MCP warm p50 / p95 | CLI peak RSS |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
         for r in search_rows:
             print(f"| {r['size']:,} | {r['lang']} | {1000 * r['floor_median_s']:.0f} ms | {1000 * r['cli_median_s']:.0f} ms "
-                  f"| {r['median_ratio']:.2f}x, {r['worst_ratio']:.2f}x ({r['worst_query']}) "
+                  f"| {r['median_ratio']:.2f}x, {r['worst_ratio']:.2f}x ({r['worst_query']}) | {r['median_cpu_ratio']:.2f}x "
                   f"| {r['in_process_p50_ms']:.1f} / {r['in_process_p95_ms']:.1f} ms "
                   f"| {r['mcp_p50_ms']:.1f} / {r['mcp_p95_ms']:.1f} ms | {r['cli_peak_mb']:.0f} MB |")
         largest = max(r["size"] for r in search_rows)
         for r in (r for r in search_rows if r["size"] == largest):
             print(f"\nPer query, {largest:,} bookmarks, {r['lang']} (median of {args.repeat}):\n")
-            print("| query | floor | whole CLI | ratio | CLI peak RSS |")
-            print("|---|---:|---:|---:|---:|")
+            print("| query | floor | whole CLI | ratio | CPU-time ratio | CLI peak RSS |")
+            print("|---|---:|---:|---:|---:|---:|")
             for q in r["queries"]:
                 print(f"| {q['query']} | {1000 * q['floor_s']:.0f} ms | {1000 * q['cli_s']:.0f} ms | {q['ratio']:.2f}x "
-                      f"| {q['cli_peak_mb']:.0f} MB |")
+                      f"| {q['cpu_ratio']:.2f}x | {q['cli_peak_mb']:.0f} MB |")
 
 
 if __name__ == "__main__":
