@@ -34,7 +34,8 @@ def _configure(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA cache_size=-8192")  # 8 MiB: bounded memory (64 MiB cost 50 MB of RSS and no measurable time)
+    conn.execute("PRAGMA cache_size=-8192")  # 8 MiB: bounded memory (64 MiB cost ~50 MB of RSS, no measurable time)
+    conn.execute("PRAGMA temp_store=MEMORY")  # sorts and DISTINCT counts in memory (a 1M source: 2.5 s -> 1.2 s)
     conn.create_function("br_chars", -1, char_text, deterministic=True)
     conn.create_function("br_lower", 1, _lower, deterministic=True)
 

@@ -97,12 +97,20 @@ class FtsWorker:
     SQLite runs statements without holding the GIL, so storing and full-text indexing a chunk overlap
     with the Python work of walking and hashing the next rows. The connection is used by one thread
     at a time: every statement the caller runs itself is preceded by :meth:`wait`.
+
+    Inserted rows are indexed in batches of at least :data:`CHUNK` rows, across sections: FTS5
+    writes a segment per indexing statement, and thousands of small ones (a package of many small
+    sections) would make the index merge over and over.
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bookmark-research-fts")
         self.pending: Future[None] | None = None
+        self.ranges: list[tuple[int, int]] = []  # inserted, not yet indexed (helper thread only)
+        self.chars: list[tuple[int, str]] = []
+        self.folder_chars: list[tuple[int, str]] = []
+        self.unindexed = 0
 
     def wait(self) -> None:
         pending, self.pending = self.pending, None
@@ -114,30 +122,53 @@ class FtsWorker:
         self.wait()
         self.pending = self.pool.submit(work, self.conn)
 
+    def store(self, retag: list[tuple[int]], updates: list[tuple], reorders: list[tuple], inserts: list[tuple],
+              tag_rows: list[tuple], chars: list[tuple[int, str]], folder_chars: list[tuple[int, str]]) -> None:
+        """Write one chunk of rows on the helper thread; inserted rows join the next index batch
+        (updated rows are re-indexed by their trigger)."""
+        def work(conn: sqlite3.Connection) -> None:
+            if retag:
+                conn.executemany("DELETE FROM item_tags WHERE item_pk=?", retag)
+            if updates:
+                conn.executemany(_UPDATE, updates)
+            if reorders:
+                conn.executemany(_REORDER, reorders)
+            if inserts:
+                conn.executemany(_INSERT, inserts)
+                self.ranges.append((inserts[0][0], inserts[-1][0]))
+                self.chars += chars
+                self.folder_chars += folder_chars
+                self.unindexed += len(inserts)
+            if tag_rows:
+                conn.executemany("INSERT OR IGNORE INTO item_tags (item_pk, position, color, text) VALUES (?, ?, ?, ?)",
+                                 tag_rows)
+            if self.unindexed >= CHUNK:
+                self._index(conn)
+
+        self.submit(work)
+
+    def _index(self, conn: sqlite3.Connection) -> None:
+        merged: list[list[int]] = []
+        for first, last in self.ranges:
+            if merged and first == merged[-1][1] + 1:
+                merged[-1][1] = last
+            else:
+                merged.append([first, last])
+        for n, (first, last) in enumerate(merged):
+            last_batch = n == len(merged) - 1
+            index_new_items(conn, first, last, self.chars if last_batch else [], self.folder_chars if last_batch else [])
+        self.ranges, self.chars, self.folder_chars, self.unindexed = [], [], [], 0
+
+    def finish(self) -> None:
+        """Index the rows still waiting and wait for everything (call before using the index)."""
+        self.submit(self._index)
+        self.wait()
+
     def close(self) -> None:
         try:
             self.wait()
         finally:
             self.pool.shutdown()
-
-
-def _store(conn: sqlite3.Connection, retag: list[tuple[int]], updates: list[tuple], reorders: list[tuple],
-           inserts: list[tuple], tag_rows: list[tuple], chars: list[tuple[int, str]],
-           folder_chars: list[tuple[int, str]]) -> None:
-    """Write one chunk of rows and index the inserted ones (updates are indexed by their trigger)."""
-    if retag:
-        conn.executemany("DELETE FROM item_tags WHERE item_pk=?", retag)
-    if updates:
-        conn.executemany(_UPDATE, updates)
-    if reorders:
-        conn.executemany(_REORDER, reorders)
-    if inserts:
-        conn.executemany(_INSERT, inserts)
-    if tag_rows:
-        conn.executemany("INSERT OR IGNORE INTO item_tags (item_pk, position, color, text) VALUES (?, ?, ?, ?)",
-                         tag_rows)
-    if inserts:
-        index_new_items(conn, inserts[0][0], inserts[-1][0], chars, folder_chars)
 
 
 CHUNK = 4096
@@ -194,7 +225,7 @@ def write_items(conn: sqlite3.Connection, source_id: str, section: ParsedSection
                 tag_rows.append((pk, position, str(tag.get("color", "")), str(tag.get("text", ""))))
         pending.clear()
         if retag or updates or reorders or inserts:
-            fts.submit(lambda c: _store(c, retag, updates, reorders, inserts, tag_rows, chars, folder_chars))
+            fts.store(retag, updates, reorders, inserts, tag_rows, chars, folder_chars)
         counts.inserted += len(inserts)
         counts.updated += len(updates)
 

@@ -94,12 +94,12 @@ def sync_index(
             same_tree = (old is not None and old == (path, "permanent") and section.identity is not None
                          and section.tree_digest is not None and section.tree_digest == tree_digests.get(sid))
             _upsert_section(conn, source_id, section)
-            if same_tree:
-                counts = write_identity(conn, source_id, section, identity_changes(conn, source_id, section))
-            else:
-                counts = write_items(conn, source_id, section, fts)
             conn.execute("UPDATE sections SET tree_digest=? WHERE source_id=? AND section_id=? AND tree_digest IS NOT ?",
                          (section.tree_digest, source_id, sid, section.tree_digest))
+            if same_tree:
+                counts = write_identity(conn, source_id, section, identity_changes(conn, source_id, section))
+            else:  # the helper thread may still be storing this section's last rows when this returns
+                counts = write_items(conn, source_id, section, fts)
             report.items_inserted += counts.inserted
             report.items_updated += counts.updated
             report.items_deleted += counts.deleted
@@ -107,6 +107,7 @@ def sync_index(
             done += 1
             if progress:
                 progress(done, total, path)
+        fts.finish()
     finally:
         fts.close()
 
