@@ -168,7 +168,8 @@ def target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigr
                    f"AND {path_where} AND {not_scored}")
         return Candidates(f"{sql} UNION ALL {by_path}",
                           [match] + scored_params + [json.dumps(subtrees), scope.source_id] + path_params + [match])
-    by_path = f"SELECT {_CANDIDATE.format(score='0.0')} FROM ({matched}) m CROSS JOIN items i ON i.pk = m.pk WHERE {where} AND {not_scored}"
+    by_path = (f"SELECT {_CANDIDATE.format(score='0.0')} FROM ({matched}) m CROSS JOIN items i ON i.pk = m.pk "
+               f"WHERE {where} AND {not_scored}")
     return Candidates(f"{sql} UNION ALL {by_path}", [match] + scored_params + matched_params + params + [match])
 
 

@@ -4,17 +4,19 @@
                                 [--no-sync] [--no-search]
 
 Sync: the floor (json-parse every file + bulk FTS5 insert, see floor.py), cold sync, no-op re-sync
-and one-note-changed re-sync (each a ratio to the floor, measured next to it) and the peak RSS of any of them.
+and one-note-changed re-sync (each a ratio to the floor, measured next to it; the cold sync also as a
+CPU-time ratio) and the peak RSS of any of them.
 
 Search: the query mix of queries.py. For each query, whole ``bookmark-research search`` processes
 alternate with the search floor (search_floor.py: one bare Python process over a prebuilt FTS5
-trigram table of the same bookmarks); the ratio is median CLI time over median floor time, with
-the CLI process's peak RSS. Also the in-process latency (p50/p95 over the mix through the registry)
-and ``search_bookmarks`` on a warm MCP server over stdio (p50/p95).
+trigram table of the same bookmarks); the ratio is median CLI time over median floor time (also in
+CPU time, to 10 ms), with the CLI process's peak RSS. Also the in-process latency (p50/p95 over the
+mix through the registry) and ``search_bookmarks`` on a warm MCP server over stdio (p50/p95).
 
-``--million`` adds the 1,000,000-bookmark package (slow: one sync repeat, three per search query). The package is byte-compiled
-first and subprocesses may write bytecode, as for an installed tool. Results go to stdout (Markdown)
-and scripts/bench/out/results.json.
+``--million`` adds the 1,000,000-bookmark package (slow: one sync repeat, three per search query;
+``--sizes 1000000 --no-search`` for its sync and memory only). The package is byte-compiled first and
+subprocesses may write bytecode, as for an installed tool. Results go to stdout (Markdown) and
+scripts/bench/out/results.json.
 """
 
 from __future__ import annotations
