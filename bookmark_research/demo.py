@@ -25,7 +25,7 @@ def _step(title: str, command: str) -> None:
 
 
 def _evidence_steps(app: App, data_dir: Path) -> None:
-    """Read two saved pages with the keyless direct fetcher from a local web server, then search them."""
+    """Read pages with the keyless direct fetcher from a local web server, search them, then a research session."""
     import functools
     import os
     import threading
@@ -34,6 +34,7 @@ def _evidence_steps(app: App, data_dir: Path) -> None:
     from bookmark_research.cli import render
     from bookmark_research.config.settings import update
     from bookmark_research.core.registry import run
+    from bookmark_research.demo_research import research_steps
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -54,6 +55,8 @@ def _evidence_steps(app: App, data_dir: Path) -> None:
         render.fetched(fetched)
         _step("Everything read is archived and searchable by what the pages say", "search-archive 'work-stealing scheduler'")
         render.archive(run(app, "search_archive", {"query": "work-stealing scheduler"}).model_dump(mode="json"))
+        if (PAGES / "urls.json").exists():
+            research_steps(app, data_dir, SAMPLE, PAGES, base)
     finally:
         server.shutdown()
         server.server_close()
@@ -103,6 +106,9 @@ def run_demo(package_path: str | None = None, keep: bool = False) -> int:
 
             if PAGES.is_dir():
                 _evidence_steps(app, data_dir)
+                if not keep:
+                    click.echo("  (the demo's data directory is removed at the end; run 'bookmark-research demo "
+                               "--keep' to keep the session and its report)")
     except BookmarkResearchError as exc:
         click.echo(f"error: {exc.message}", err=True)
         return 1

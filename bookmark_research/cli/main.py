@@ -440,6 +440,10 @@ def demo(package_path: str | None, keep: bool) -> None:
     sys.exit(run_demo(package_path, keep))
 
 
+from bookmark_research.cli.research import research  # noqa: E402  (the research command group)
+
+cli.add_command(research)
+
 from bookmark_research.cli.evaluate import evaluate as _evaluate  # noqa: E402
 
 cli.add_command(_evaluate)

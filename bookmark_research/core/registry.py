@@ -50,6 +50,11 @@ MODULES: dict[str, tuple[str, ...]] = {
         "get_settings", "update_settings", "set_setting",
     ),
     "bookmark_research.core.query_ops": ("search_bookmarks", "get_context"),
+    "bookmark_research.core.research_ops": (
+        "research_start", "research_status", "research_inventory", "research_search", "research_fetch",
+        "research_source", "research_import_evidence", "research_record", "research_coverage", "research_finish",
+        "research_report", "research_route",
+    ),
     "bookmark_research.core.evaluation_ops": (
         "evaluate_research", "evaluation_write_report", "evaluation_run_from_session", "evaluation_save_run_from_session",
     ),

@@ -63,9 +63,13 @@ def archive_dir(app: App) -> Path:
 
 
 def save(app: App, *, provider: str, tool: str, request: dict[str, Any], response: Any,
-         pages: list[PageCapture], retrieved_at: str) -> dict[str, Any]:
-    """Store one provider response with its pages; returns the capture summary."""
-    root = archive_dir(app)
+         pages: list[PageCapture], retrieved_at: str, root: Path | None = None, index: bool = True) -> dict[str, Any]:
+    """Store one provider response with its pages; returns the capture summary.
+
+    ``root`` stores the capture in another folder of the same layout (a research session's ``evidence/``);
+    ``index=False`` leaves it out of the archive search index.
+    """
+    root = root or archive_dir(app)
     capture_id = f"{_stamp()}-{secrets.token_hex(6)}"
     try:
         (root / "pages").mkdir(parents=True, exist_ok=True)
@@ -109,10 +113,11 @@ def save(app: App, *, provider: str, tool: str, request: dict[str, Any], respons
     except BaseException:
         atomic.remove_tree(staging)
         raise
-    conn = app.connect()
-    with transaction(conn):
-        index_capture(conn, manifest, {e["sha256"]: p.text for e, p in zip(entries, pages) if e["sha256"]},
-                      root)
+    if index:
+        conn = app.connect()
+        with transaction(conn):
+            index_capture(conn, manifest, {e["sha256"]: p.text for e, p in zip(entries, pages) if e["sha256"]},
+                          root)
     return {"status": "saved", "capture_id": capture_id, "directory": str(target),
             "manifest_path": str(target / "manifest.json"), "response_path": str(target / "response.json"),
             "pages": [{"requested_url": e["requested_url"], "sha256": e["sha256"], "characters": e["characters"],

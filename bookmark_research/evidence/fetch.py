@@ -143,3 +143,11 @@ def fetch_web(app: App, urls: list[str], provider: str | None = None, max_charac
             "status": "ok" if ok == len(urls) else "partial" if ok else "error",
             "successful_url_count": ok, "unresolved_urls": [p["url"] for p in pages if p["status"] != "ok"],
             "archive_enabled": keep, "pages": pages, "attempts": attempts}
+
+
+def attempt(name: str, urls: list[str], max_characters: int, settings: Settings) -> FetchAttempt:
+    """One provider's attempt at ``urls``; provider failures come back in ``error``, never raised.
+
+    The unit a research session budgets: it reserves each attempt before calling this.
+    """
+    return _attempt(name, urls, max_characters, settings)

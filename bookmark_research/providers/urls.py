@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 from bookmark_research.errors import InvalidInputError
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_REFUSED = re.compile(r"[\s\x00-\x1f\\]")  # whitespace (any Unicode space), control characters, backslash
 
 
 def check_url(url: str, field: str = "url") -> str:
     """An absolute http(s) URL with a host, no credentials, no whitespace, control characters or backslashes."""
     if not isinstance(url, str) or not url or len(url) > 8192:
         raise InvalidInputError(f"{field}: must be an http(s) URL of at most 8192 characters")
-    if any(c.isspace() or ord(c) < 32 or c == "\\" for c in url):
+    if _REFUSED.search(url):
         raise InvalidInputError(f"{field}: {url[:80]!r} contains whitespace, control characters or a backslash")
     try:
         parts = urlsplit(url)

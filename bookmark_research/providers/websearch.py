@@ -102,12 +102,20 @@ def _run_provider(name: str, queries: list[tuple[str, str]], limit: int, setting
     return batches
 
 
+def run_plan(plan: list[tuple[str, list[tuple[str, str]]]], limit: int, settings: Settings) -> list[dict[str, Any]]:
+    """Run each ``(provider, [(target, query), ...])`` of ``plan`` concurrently, every pair once; the batches
+    in plan order. Research sessions call this per stage, after reserving the stage's budget."""
+    if not plan:
+        return []
+    with ThreadPoolExecutor(max_workers=len(plan)) as pool:
+        results = list(pool.map(lambda job: _run_provider(job[0], job[1], limit, settings), plan))
+    return [b for batches in results for b in batches]  # deterministic: plan order, then query order
+
+
 def _stage(providers: list[str], queries: list[tuple[str, str]], limit: int, settings: Settings) -> list[dict[str, Any]]:
     if not providers or not queries:
         return []
-    with ThreadPoolExecutor(max_workers=len(providers)) as pool:
-        results = list(pool.map(lambda p: _run_provider(p, queries, limit, settings), providers))
-    return [b for batches in results for b in batches]  # deterministic: provider order, then query order
+    return run_plan([(p, queries) for p in providers], limit, settings)
 
 
 def fuse(target: str, batches: list[dict[str, Any]], limit: int) -> dict[str, Any]:
@@ -161,16 +169,29 @@ def search_web(targets: list[dict[str, str]], providers: list[str] | None = None
     batches = _stage(primary, pairs, limit, settings)
     resolved = {(b["target"], b["query"]) for b in batches if b["status"] == "ok" and b["results"]}
     unresolved = [q for q in pairs if q not in resolved]
-    skipped = []
-    usable_fallback = []
-    for name in fallback:
+    usable_fallback, skipped = usable_providers(fallback, settings)
+    fallback_batches = _stage(usable_fallback, unresolved, limit, settings) if unresolved else []
+    routing = {"mode": "parallel_then_fallback" if fallback else "parallel", "primary_providers": primary,
+               "fallback_providers": fallback, "fallback_triggered": bool(fallback_batches),
+               "skipped_providers": skipped}
+    return summarize(pairs, batches + fallback_batches, routing, limit)
+
+
+def usable_providers(names: list[str], settings: Settings) -> tuple[list[str], list[dict[str, Any]]]:
+    """The providers whose required credential is configured, and the skipped ones with what they miss."""
+    usable, skipped = [], []
+    for name in names:
         missing = [env for env in [REQUIRED.get(name)] if env and not credential(env, settings)]
         if missing:
             skipped.append({"provider": name, "reason": "authentication_required", "missing": missing})
         else:
-            usable_fallback.append(name)
-    fallback_batches = _stage(usable_fallback, unresolved, limit, settings) if unresolved else []
-    batches += fallback_batches
+            usable.append(name)
+    return usable, skipped
+
+
+def summarize(pairs: list[tuple[str, str]], batches: list[dict[str, Any]], routing: dict[str, Any],
+              limit: int) -> dict[str, Any]:
+    """The ``search_web`` result for ``pairs`` from the batches every stage produced."""
     by_target: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for batch in batches:
         by_target[batch["target"]].append(batch)
@@ -180,9 +201,7 @@ def search_web(targets: list[dict[str, str]], providers: list[str] | None = None
     return {
         "targets": targets_out,
         "batches": batches,
-        "routing": {"mode": "parallel_then_fallback" if fallback else "parallel", "primary_providers": primary,
-                    "fallback_providers": fallback, "fallback_triggered": bool(fallback_batches),
-                    "skipped_providers": skipped},
+        "routing": routing,
         "unresolved_queries": [{"target": t, "query": q} for t, q in pairs if (t, q) not in still],
         "successful_provider_count": len(ok_providers),
         "providers": ok_providers,

@@ -1,0 +1,198 @@
+"""Human-readable rendering of research-session results (``--json`` bypasses this module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from bookmark_research.cli.render import _cut, _table, _width
+
+
+def _metrics(cover: dict[str, Any]) -> None:
+    m = cover["metrics"]
+    parts = []
+    for label, key in (("accounted for", "accounted_for"), ("usable text", "usable_text"),
+                       ("substantive review", "substantive_review"), ("questions complete", "question_completion")):
+        parts.append(f"{label} {m[key]['count']}/{m[key]['total']}")
+    click.echo("  coverage: " + ", ".join(parts))
+    if cover["completion_ready"]:
+        click.secho("  ready to finish as completed", fg="green")
+    for blocker in cover["completion_blockers"]:
+        click.echo(f"  - {blocker}")
+
+
+def overview(r: dict[str, Any]) -> None:
+    width = _width()
+    click.echo(f"{click.style(r['research_id'], bold=True)}  {r['status']}  {_cut(r['brief'], width - 30)}")
+    click.echo(f"  folder: {r['directory']}")
+    scope = r["source_scope"]
+    click.echo(f"  scope: {scope['mode']} · {scope['selected_url_count']}/{scope['input_url_count']} URLs · "
+               f"{scope['selected_instance_count']}/{scope['input_instance_count']} bookmark instances"
+               + (f" · sources {', '.join(r['source_ids'])}" if r["source_ids"] else ""))
+    used, budget = r["usage"], r["budget"]
+    click.echo(f"  budget used: search {used['search_calls']}/{budget['max_search_calls']}, fetch "
+               f"{used['fetch_calls']}/{budget['max_fetch_calls']}, rounds {used['rounds']}/{budget['max_rounds']}")
+    click.echo(f"  providers: search {', '.join(r['providers']) or '-'}"
+               + (f" (then {', '.join(r['search_fallback_providers'])})" if r["search_fallback_providers"] else "")
+               + f"; fetch {' → '.join(r['fetch_providers'])}")
+    freshness = r.get("source_freshness")
+    if freshness and freshness["state"] == "changed":
+        click.secho("  the indexed input changed since this session froze it (the session keeps its scope)",
+                    fg="yellow")
+    _metrics(r["coverage"])
+    click.echo("")
+    for q in r["questions"]:
+        click.echo(f"{click.style(q['id'], bold=True)} [{q['status']}] {_cut(q['question'], width - 20)}")
+        if q.get("answer"):
+            click.echo(f"    {_cut(q['answer'], width - 6)}  ({', '.join(q['claim_ids'])})")
+        if q.get("gap"):
+            click.echo(f"    gap: {_cut(q['gap'], width - 12)}")
+    counts = r["counts"]
+    click.echo(f"\n{counts['sources']} sources, {counts['claims']} claims, {counts['conflicts']} conflicts, "
+               f"{counts['operations']} operations, {counts['inventory_reviews']} inventory reviews")
+    if r.get("artifacts"):
+        click.echo(f"report: {r['artifacts']['report']}")
+    follow = r.get("wiki_follow_up")
+    if follow and follow.get("policy") != "off":
+        click.echo(f"wiki ({follow['policy']}): eligible claims {', '.join(follow['eligible_claim_ids']) or 'none'}; "
+                   f"{follow['instruction']}")
+
+
+def started(r: dict[str, Any]) -> None:
+    overview(r)
+    click.echo(f"\nNext: bookmark-research research fetch {r['research_id']} --operation-id fetch-1 --question "
+               f"{r['questions'][0]['id']} URL …   (or research search / research import)")
+
+
+def status(r: dict[str, Any]) -> None:
+    if r.get("sessions") is not None:
+        if not r["sessions"]:
+            click.echo(f"No research sessions yet in {r['directory']}. Start one with: bookmark-research research start")
+            return
+        rows = [[s["research_id"], s.get("status", "-"), s["location_status"], (s.get("created_at") or "")[:10],
+                 _cut(s.get("brief", s.get("error", "")), 60)] for s in r["sessions"]]
+        _table(rows, ["session", "status", "location", "created", "brief"])
+        return
+    if r.get("section") is not None:
+        click.echo(f"{r['section']} {r['offset'] + 1}–{r['offset'] + len(r['items'])} of {r['total']}")
+        for item in r["items"]:
+            label = item.get("id") or item.get("instance_id") or item.get("kind") or ""
+            text = item.get("statement") or item.get("question") or item.get("url") or item.get("text") or \
+                item.get("title") or item.get("original_url") or str(item.get("value", ""))
+            click.echo(f"  {label}  {_cut(str(text), _width() - len(label) - 4)}")
+        if r["next_offset"] is not None:
+            click.echo(f"  … more with --offset {r['next_offset']}")
+        return
+    overview(r)
+
+
+def inventory(r: dict[str, Any]) -> None:
+    click.echo(f"{r['offset'] + 1}–{r['offset'] + len(r['items'])} of {r['total']} inventory entries "
+               f"(frozen in {r['manifest_path']})")
+    for e in r["items"]:
+        click.echo(f"  {e['id']}  {e['url_kind']:<11} {len(e['instances'])}×  {_cut(e['original_url'], _width() - 60)}")
+    if r["next_offset"] is not None:
+        click.echo(f"  … more with --offset {r['next_offset']}")
+
+
+def _replay(r: dict[str, Any]) -> None:
+    if r.get("replayed"):
+        click.secho(f"(replayed: operation {r['operation_id']} already ran; nothing was sent again)", dim=True)
+
+
+def searched(r: dict[str, Any]) -> None:
+    _replay(r)
+    if r["status"] == "pending":
+        click.echo(r["next_action"])
+        return
+    result = r.get("result") or {}
+    for t in result.get("targets", []):
+        click.echo(f"{click.style(t['target'], bold=True)} [{t['status']}]")
+        for hit in t.get("results", [])[:10]:
+            click.echo(f"  {_cut(hit['title'], 60):<60}  {hit['url']}")
+        for sid in t.get("source_ids", []):
+            click.echo(f"  source {sid}")
+    for s in r.get("sources", []):
+        click.echo(f"  {s['id']}  {s.get('year') or ''} {_cut(s.get('title') or '', 70)}  doi:{s.get('doi') or '-'}")
+    if r.get("error"):
+        click.echo(f"error: {r['error']}")
+
+
+def fetched(r: dict[str, Any]) -> None:
+    _replay(r)
+    if r["status"] == "pending":
+        click.echo(r["next_action"])
+        return
+    for s in r.get("sources", []):
+        note = " (from the archive)" if s.get("archive_reuse") else ""
+        click.echo(f"  {s['id']}  {s['extraction_status']:<18} {s['provider']:<9} {s['characters']:>7} chars  "
+                   f"{_cut(s['url'], _width() - 60)}{note}")
+    if r.get("unresolved_urls"):
+        click.echo(f"  unresolved: {', '.join(r['unresolved_urls'])}")
+    if r.get("next_action"):
+        click.echo(r["next_action"])
+
+
+def source(r: dict[str, Any]) -> None:
+    s = r["source"]
+    click.secho(f"{s['id']} · {s['provider']} · {s['url']} · {s['extraction_status']} · sha256 {s.get('sha256')}",
+                dim=True, err=True)
+    click.echo(r["text"], nl=False)
+    if r["text"] and not r["text"].endswith("\n"):
+        click.echo("")
+    if r["next_offset"] is not None:
+        click.secho(f"… {r['total_characters'] - r['next_offset']} more characters: --offset {r['next_offset']}",
+                    dim=True, err=True)
+
+
+def imported(r: dict[str, Any]) -> None:
+    _replay(r)
+    s = r["source"]
+    click.echo(f"Imported {s['id']} ({s['content_kind']}, {s['characters']} characters) from {s['url']}")
+    click.echo(r["next_action"])
+
+
+def recorded(r: dict[str, Any]) -> None:
+    if r.get("results") is not None:
+        state = " (replayed)" if r["replayed"] else ""
+        click.echo(f"Recorded {r['count']} entries{state}: " + ", ".join(f"{x['kind']} {x['id']}" for x in r["results"]))
+        return
+    click.echo(f"Recorded {r['kind']} {r['id']}" + (" (unchanged)" if r["replayed"] else ""))
+    for c in (r.get("recorded") or {}).get("citations", []):
+        how = "exact" if c["match"] == "exact" else "normalised"
+        click.echo(f"  {c['source_id']} {how} match at {c['span']['start']}–{c['span']['end']}: "
+                   f"{_cut(c['found_text'], _width() - 40)}")
+
+
+def coverage(r: dict[str, Any]) -> None:
+    _metrics(r)
+    counts = r["difference_counts"]
+    click.echo("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if r["items"]:
+        click.echo(f"\n{r['filter']}: {r['offset'] + 1}–{r['offset'] + len(r['items'])} of {r['total']}")
+    for row in r["items"]:
+        flags = [f for f in ("missing", "unread", "unreviewed", "blocked", "excluded", "reviewed") if row.get(f)]
+        click.echo(f"  {row['id']}  {row['disposition']:<10} {','.join(flags):<28} "
+                   f"{_cut(row['original_url'], _width() - 80)}")
+    if r["next_offset"] is not None:
+        click.echo(f"  … more with --offset {r['next_offset']}")
+
+
+def finished(r: dict[str, Any]) -> None:
+    overview(r)
+
+
+def report(r: dict[str, Any]) -> None:
+    click.echo(r["text"], nl=False)
+
+
+def route(r: dict[str, Any]) -> None:
+    selected = r["selected"]
+    if selected:
+        click.echo(f"Route: {click.style(selected['route_id'], bold=True)} ({r['depth']}) — {selected['reason']}")
+    click.echo(r["next_action"])
+    click.echo("Workflow: " + " → ".join(r["workflow"]))
+    for c in r["candidates"]:
+        mark = "✓" if c["available"] else "✗"
+        click.echo(f"  {mark} {c['route_id']}: {c['reason']}")

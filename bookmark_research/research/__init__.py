@@ -1,0 +1,1 @@
+"""Research sessions: frozen inventories, budgeted evidence, verified claims, coverage and the report."""
