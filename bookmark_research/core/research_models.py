@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from bookmark_research.core.models import JSON, Input, Output, Path_, Text
+from bookmark_research.core.base_models import JSON, Input, Output, Path_, Text
 
 ResearchId = Annotated[str, StringConstraints(pattern=r"^r-[0-9a-f]{16}$")]
 Ident = Annotated[str, StringConstraints(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
