@@ -80,6 +80,17 @@ def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bo
     return result
 
 
+def renderer(name: str) -> Callable[[dict[str, Any]], None]:
+    """``cli.render.<name>``, imported only when the output is text: a ``--json`` query skips it."""
+
+    def show(result: dict[str, Any]) -> None:
+        from bookmark_research.cli import render
+
+        getattr(render, name)(result)
+
+    return show
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON (stable keys).")
 
 

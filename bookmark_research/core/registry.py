@@ -56,9 +56,10 @@ OPERATIONS: dict[str, Operation] = {}
 MODULES: dict[str, tuple[str, ...]] = {
     "bookmark_research.core.operations": (
         "sync_package", "index_status", "source_history", "source_restore", "source_remove", "source_merge",
-        "search_bookmarks", "get_context", "doctor", "search_archive", "fetch_web", "search_web",
-        "search_providers", "literature_search", "search_plan", "get_settings", "update_settings", "set_setting",
+        "doctor", "search_archive", "fetch_web", "search_web", "search_providers", "literature_search", "search_plan",
+        "get_settings", "update_settings", "set_setting",
     ),
+    "bookmark_research.core.query_ops": ("search_bookmarks", "get_context"),
     "bookmark_research.core.research_ops": (
         "research_start", "research_status", "research_inventory", "research_search", "research_fetch",
         "research_source", "research_import_evidence", "research_record", "research_coverage", "research_finish",

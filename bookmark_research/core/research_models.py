@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
 
-from bookmark_research.core.models import JSON, Input, Output, Path_, Text, _year_range
+from bookmark_research.core.base_models import JSON, Input, Output, Path_, Text, year_range
 
 ResearchId = Annotated[str, StringConstraints(pattern=r"^r-[0-9a-f]{16}$")]
 Ident = Annotated[str, StringConstraints(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
@@ -291,7 +291,7 @@ class ResearchSearchInput(Input):
     def _scholarly_years(cls, year: int | None, info: ValidationInfo) -> int | None:
         if year is not None and info.data.get("kind") == "web":
             raise ValueError("years apply to kind=scholarly only")
-        return _year_range(year, info) if info.field_name == "to_year" else year
+        return year_range(year, info) if info.field_name == "to_year" else year
 
 
 class ResearchFetchInput(Input):
