@@ -223,3 +223,37 @@ def test_cli_run_from_session_writes_a_runs_file_that_evaluates(core: Any, tmp_p
     suite.write_text(json.dumps(dict(example()[0], tasks=[out["task"]])), "utf-8")
     result = cli_json("evaluate", str(suite), str(runs), data_dir=core.data_dir)
     assert result["run_count"] == 1 and result["runs"][0]["metrics"]["questions_coverage"] == 1.0
+
+
+def test_the_readme_suite_format_scores_a_session_run(core: Any, tmp_path: Path) -> None:
+    """QA D4: the README lists a suite's required fields; its example, with the task run-from-session prints,
+    scores the run from the CLI (no refusal one field at a time)."""
+    import re
+
+    from tests.conftest import cli_json
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    block = re.search(r"A suite needs every one of these fields.*?```json\n(.*?)```", readme, re.S)
+    assert block is not None
+    suite = json.loads(block.group(1))
+    rid = finished_session(core)
+    out = cli_json("evaluate", "run-from-session", rid, "--system-id", "host-agent", "--mode", "workflow",
+                   "--comparison-group", "demo", "--output", str(tmp_path / "runs.json"), data_dir=core.data_dir)
+    suite["tasks"] = [out["task"]]
+    (tmp_path / "suite.json").write_text(json.dumps(suite), "utf-8")
+    result = cli_json("evaluate", str(tmp_path / "suite.json"), str(tmp_path / "runs.json"), data_dir=core.data_dir)
+    assert result["run_count"] == 1 and result["runs"][0]["metrics"]["questions_coverage"] == 1.0
+
+
+def test_cost_columns_line_up_and_an_empty_runs_file_is_a_new_list(tmp_path: Path) -> None:
+    """QA papercut 20."""
+    from bookmark_research.evaluation.report import stat_cell
+
+    cell = stat_cell({"n": 2, "mean": 0.11, "sample_stddev": 0.0141421356, "sample_variance": 0.0002, "min": 0.1,
+                      "max": 0.12}, "cost_usd")
+    assert cell == "0.1100 ± 0.0141 (n=2)"
+    empty = tmp_path / "runs.json"
+    empty.write_text("", "utf-8")
+    run = run_from_state(session_state(), session_coverage(), "# Report\n", **LABELS)["run"]
+    assert save_run(str(empty), run)["run_count"] == 1
+    assert [r["run_id"] for r in json.loads(empty.read_text("utf-8"))] == [run["run_id"]]

@@ -59,8 +59,8 @@ def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bo
         _fail(exc.message, exc.kind, as_json, code=1 if from_file else 2)
     except BookmarkResearchError as exc:
         _fail(exc.message, exc.kind, as_json)
-    except KeyboardInterrupt:
-        click.echo("error: interrupted; nothing was changed", err=True)
+    except KeyboardInterrupt as exc:  # an operation may say what the interrupt left behind
+        click.echo(f"error: {getattr(exc, 'message', None) or 'interrupted; nothing was changed'}", err=True)
         sys.exit(130)
     except Exception as exc:  # never show a traceback to the user
         if os.environ.get("BOOKMARK_RESEARCH_DEBUG"):

@@ -180,7 +180,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     invoke(ctx, "get_settings", {}, as_json, render.settings)
 
 
-@config.command("set")
+@config.command("set", context_settings={"ignore_unknown_options": True})  # VALUE may be negative: -1
 @click.argument("key")
 @click.argument("value")
 @json_option
@@ -420,7 +420,8 @@ def watch(ctx: click.Context, sources: tuple[str, ...], debounce: float, deletio
         if as_json:
             click.echo(json.dumps({"event": "watching", **watcher.status()}))
         else:
-            click.echo(f"Watching {len(watcher.roots)} live source(s); Ctrl-C to stop.")
+            count = len(watcher.roots)
+            click.echo(f"Watching {count} live source{'' if count == 1 else 's'}; Ctrl-C to stop.")
         sys.stdout.flush()
         stop.wait()
     finally:

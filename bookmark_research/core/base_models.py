@@ -8,12 +8,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^[^\x00]*\S[^\x00]*$")]
 Target = Annotated[str, StringConstraints(min_length=1, max_length=2048, pattern=r"^[^\x00]*\S[^\x00]*$")]
 Path_ = Annotated[str, StringConstraints(min_length=1, max_length=4096, pattern=r"^[^\x00]+$")]
 JSON = dict[str, Any]
+
+
+def year_range(to_year: int | None, info: ValidationInfo) -> int | None:
+    """A ``to_year`` field validator: not before ``from_year`` (literature and scholarly research searches)."""
+    start = info.data.get("from_year")
+    if to_year is not None and start is not None and to_year < start:
+        raise ValueError(f"{to_year} is before from_year {start}")
+    return to_year
 
 
 class Input(BaseModel):

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, ValidationInfo, field_validator
+from pydantic import Field, StringConstraints, field_validator
 
 # The base classes, field types and shared outputs, and the query models, live in modules of their own
 # so a search or context call builds only what it needs; they are re-exported here.
-from bookmark_research.core.base_models import JSON, Input, Output, Path_, RefreshInfo, SourceRecord, Target, Text
+from bookmark_research.core.base_models import (JSON, Input, Output, Path_, RefreshInfo, SourceRecord, Target, Text,
+                                                year_range)
 from bookmark_research.core.query_models import (
     AncestorRow,
     BookmarkRow,
@@ -341,11 +342,7 @@ Scholarly = Literal["openalex", "semantic_scholar", "crossref", "pubmed", "arxiv
 Year = Annotated[int, Field(ge=1500, le=2100)]
 
 
-def _year_range(to_year: int | None, info: ValidationInfo) -> int | None:
-    start = info.data.get("from_year")
-    if to_year is not None and start is not None and to_year < start:
-        raise ValueError(f"{to_year} is before from_year {start}")
-    return to_year
+_year_range = year_range  # shared with the research search model (core.base_models)
 
 
 class LiteratureInput(Input):

@@ -102,7 +102,8 @@ def run_from_state(state: dict[str, Any], coverage: dict[str, Any], report: str,
     active = [c for c in state.get("claims") or [] if c.get("status", "active") == "active"]
     withdrawn = len(state.get("claims") or []) - len(active)
     if withdrawn:
-        notes.append(f"{withdrawn} retracted claim(s) left out: a withdrawn claim is not asserted")
+        notes.append(f"{withdrawn} retracted claim{'' if withdrawn == 1 else 's'} left out: a withdrawn claim is not "
+                     "asserted")
     citations, joined = _citations(state, active, research_id)
     if joined:
         notes.append(f"{joined} further quote(s) joined into the citation of the same claim and source "
@@ -174,7 +175,7 @@ def check_run(run: dict[str, Any], task: dict[str, Any]) -> None:
 
 def save_run(path: str, run: dict[str, Any]) -> dict[str, Any]:
     """Add ``run`` to the runs file at ``path`` (a JSON list or ``{"runs": [...]}``), replacing a run with
-    the same ``run_id``; a missing file is created as a list. Atomic; a malformed file is left untouched."""
+    the same ``run_id``; a missing or empty file is created as a list. Atomic; a malformed file is left untouched."""
     import os
     from pathlib import Path
 
@@ -186,9 +187,11 @@ def save_run(path: str, run: dict[str, Any]) -> dict[str, Any]:
     document: Any = []
     if target.exists():
         try:
-            document = load_value(target.read_bytes(), str(target))
+            data = target.read_bytes()
         except OSError as exc:
             raise StorageError(f"{target}: cannot read ({exc.strerror or exc})") from None
+        if data.strip():  # an empty file (e.g. just created with touch) is an empty runs list
+            document = load_value(data, str(target))
     runs = document["runs"] if isinstance(document, dict) and set(document) == {"runs"} else document
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
         raise InvalidInputError(f"{target}: must be a JSON list of runs or an object {{\"runs\": [...]}}")
