@@ -96,7 +96,8 @@ def run_demo(package_path: str | None = None, keep: bool = False) -> int:
             result = run(app, "search_bookmarks", {"source_id": "demo", "targets": ["tokio", "bm25", "to-read"],
                                                     "count_only": True}).model_dump(mode="json")
             for t in result["targets"]:
-                click.echo(f"  {t['target']!r}: {t['total']} instance(s), {t['unique_urls']} unique URL(s)")
+                click.echo(f"  {t['target']!r}: {t['total']} instance{'' if t['total'] == 1 else 's'}, "
+                           f"{t['unique_urls']} unique URL{'' if t['unique_urls'] == 1 else 's'}")
 
             _step("Copies are views, never counted twice", "search demo --section B --count-only")
             copy = run(app, "search_bookmarks", {"source_id": "demo", "section": "B",

@@ -67,9 +67,9 @@ def research_steps(app: App, data_dir: Path, sample: Path, pages: Path, base: st
     show.overview(session)
 
     _step("Read the pages with the direct fetcher (budgeted; every page becomes a source)",
-          f"research fetch {rid} --operation-id read-rust --question q1 URL URL")
-    show.fetched(call("research_fetch", research_id=rid, operation_id="read-rust", question_id="q1",
-                      urls=[tokio, book], reuse_archive=False))
+          f"research fetch {rid} --operation-id read-rust --question q1 URL URL   (then read-search for q2)")
+    show.fetched({**call("research_fetch", research_id=rid, operation_id="read-rust", question_id="q1",
+                         urls=[tokio, book], reuse_archive=False), "next_action": None})  # said once, below
     show.fetched(call("research_fetch", research_id=rid, operation_id="read-search", question_id="q2",
                       urls=[bm25, fts5], reuse_archive=False))
     sources = {s["url"]: s["id"] for s in call("research_status", research_id=rid, section="sources")["items"]}

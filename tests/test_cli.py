@@ -15,8 +15,10 @@ def test_demo_runs_offline_and_leaves_nothing(tmp_path):
     assert "Asynchronous Programming in Rust" in proc.stdout
     assert "◀─▶" in proc.stdout and "Traceback" not in proc.stderr
     assert "2/2 pages read" in proc.stdout and "[work-stealing] [scheduler]" in proc.stdout
-    assert "normalised match" in proc.stdout and "refused as it should be: Quote is absent" in proc.stdout
+    assert "normalised match" in proc.stdout and "refused as it should be: citations[0]: Quote is absent" in proc.stdout
     assert "ready to finish as completed" in proc.stdout and "status completed; report: " in proc.stdout
+    assert "'tokio': 3 instances, 1 unique URL\n" in proc.stdout and "(s)" not in proc.stdout  # QA papercut 18
+    assert proc.stdout.count("Read each source with research_source") == 1  # QA papercut 19: said once
     assert not (tmp_path / ".local").exists() and not (tmp_path / ".config").exists()
 
 

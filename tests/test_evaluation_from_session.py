@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import copy
 import json
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bookmark_research.errors import InvalidInputError
-from bookmark_research.evaluation import from_session
 from bookmark_research.evaluation.evaluate import evaluate
 from bookmark_research.evaluation.from_session import run_from_state, save_run
 from tests.evaluation_data import example
+from tests.research_support import claim, imported, record, start
 
 LABELS = {"system_id": "host-agent", "mode": "workflow", "comparison_group": "session-check"}
 
@@ -69,8 +67,17 @@ def session_state() -> dict[str, Any]:
     }
 
 
+def session_coverage() -> dict[str, Any]:
+    """Coverage rows as research_coverage computes them for session_state(): u-1 reviewed with accepted
+    text; u-2 a failed fetch, u-3 rejected, u-4 excluded by review, u-5 text not yet accepted (accounted only)."""
+    def row(iid: str, usable: bool = False, substantive: bool = False) -> dict[str, Any]:
+        return {"id": iid, "accounted_for": True, "usable_text": usable, "substantive_review": substantive}
+
+    return {"rows": [row("u-1", True, True), row("u-2"), row("u-3"), row("u-4"), row("u-5")]}
+
+
 def test_run_from_state() -> None:
-    out = run_from_state(session_state(), "# Report\n", **LABELS, model="host-model-x")
+    out = run_from_state(session_state(), session_coverage(), "# Report\n", **LABELS, model="host-model-x")
     run = out["run"]
     assert (run["run_id"], run["task_id"], run["status"], run["repeat"]) == ("r-00000000000000aa",) * 2 + ("completed", 1)
     assert run["answers"] == [{"answer_id": "q1", "text": "A water wheel."}]
@@ -83,9 +90,6 @@ def test_run_from_state() -> None:
         {"citation_id": "c3.2", "claim_id": "c3", "source_id": "s5", "quote": "an undershot wheel",
          "research_id": "r-00000000000000aa", "url": "https://mill.example/5", "source_sha256": "e" * 64},
     ]
-    # u-1 reviewed with accepted text; u-2 a failed fetch (accounted only); u-3 rejected (accounted only);
-    # u-4 excluded by review (accounted only); u-5 text not yet accepted (accounted only; the external
-    # report s4 links no inventory id).
     assert run["coverage"] == {"accounted_source_ids": ["u-1", "u-2", "u-3", "u-4", "u-5"],
                                "text_source_ids": ["u-1"], "reviewed_source_ids": ["u-1"],
                                "answered_question_ids": ["q1"]}
@@ -103,7 +107,8 @@ def test_run_from_state() -> None:
 
 
 def test_converted_run_evaluates_against_its_task() -> None:
-    out = run_from_state(session_state(), "# Report\n", **LABELS, task_id="mill", run_id="mill-1")
+    out = run_from_state(session_state(), session_coverage(), "# Report\n", **LABELS, task_id="mill",
+                         run_id="mill-1")
     suite, _, _ = example()
     task = dict(out["task"], gold_answers=[{"id": "g-wheel", "text": "A water wheel drives the mill."},
                                           {"id": "g-owner", "text": "The parish owns it."}])
@@ -129,35 +134,18 @@ def test_converted_run_evaluates_against_its_task() -> None:
 def test_status_mapping_and_unfinished_sessions() -> None:
     state = session_state()
     state["status"] = "cancelled"
-    out = run_from_state(state, "", **LABELS)
+    out = run_from_state(state, session_coverage(), "", **LABELS)
     assert out["run"]["status"] == "incomplete" and any("cancelled" in n for n in out["notes"])
     state["status"] = "active"
     with pytest.raises(InvalidInputError, match=r"status is 'active'; only a finished session"):
-        run_from_state(state, "", **LABELS)
+        run_from_state(state, session_coverage(), "", **LABELS)
     state = session_state()
     state["finished_at"] = None
-    assert run_from_state(state, "", **LABELS)["run"]["measurements"]["latency_seconds"] is None
-
-
-def test_convert_session_reads_through_the_research_api(monkeypatch: pytest.MonkeyPatch, core) -> None:
-    state = session_state()
-    calls: list[str] = []
-
-    def read_state(app: Any, research_id: str) -> dict[str, Any]:
-        calls.append(research_id)
-        return copy.deepcopy(state)
-
-    fake = types.SimpleNamespace(read_state=read_state, report_text=lambda app, rid: "# Mill report\n")
-    monkeypatch.setattr(from_session, "_research_api", lambda: fake)
-    out = core("evaluation_run_from_session", research_id="r-00000000000000aa", **LABELS, repeat=3)
-    assert calls == ["r-00000000000000aa"]
-    assert out["run"]["report"] == "# Mill report\n" and out["run"]["repeat"] == 3
-    with pytest.raises(InvalidInputError, match=r"evaluation_run_from_session: repeat: "):
-        core("evaluation_run_from_session", research_id="r-00000000000000aa", **LABELS, repeat=0)
+    assert run_from_state(state, session_coverage(), "", **LABELS)["run"]["measurements"]["latency_seconds"] is None
 
 
 def test_save_run_adds_and_replaces(tmp_path: Path) -> None:
-    run = run_from_state(session_state(), "", **LABELS)["run"]
+    run = run_from_state(session_state(), session_coverage(), "", **LABELS)["run"]
     path = tmp_path / "runs.json"
     assert save_run(str(path), run) == {"output_file": str(path), "replaced": False, "run_count": 1}
     other = dict(run, run_id="second")
@@ -179,19 +167,93 @@ def test_save_run_adds_and_replaces(tmp_path: Path) -> None:
     assert bad.read_text("utf-8") == '{"suite": 1}'
 
 
-def test_report_from_the_finish_artifact_stays_inside_the_session(monkeypatch: pytest.MonkeyPatch, core,
-                                                                   tmp_path: Path) -> None:
-    session = tmp_path / "r-00000000000000aa"
-    session.mkdir()
-    (session / "report.md").write_text("# Saved report\n", "utf-8")
-    (tmp_path / "secret.md").write_text("outside", "utf-8")
-    (session / "link.md").symlink_to(tmp_path / "secret.md")
-    state = session_state()
-    fake = types.SimpleNamespace(read_state=lambda app, rid: copy.deepcopy(state),
-                                 session_directory=lambda app, rid: session)
-    monkeypatch.setattr(from_session, "_research_api", lambda: fake)
-    reports = {}
-    for name in ("report.md", "../secret.md", "link.md", "missing.md"):
-        state["artifacts"] = {"report": name}
-        reports[name] = core("evaluation_run_from_session", research_id="r-00000000000000aa", **LABELS)["run"]["report"]
-    assert reports == {"report.md": "# Saved report\n", "../secret.md": "", "link.md": "", "missing.md": ""}
+def finished_session(core: Any) -> str:
+    """A real session over two URLs: one page imported, accepted, quoted and reviewed; the other never read."""
+    rid = start(core, ["https://mill.example/a", "https://mill.example/b"])["research_id"]
+    imported(core, rid, "read-a", "https://mill.example/a")
+    record(core, rid, kind="source_review", source_id="s1", verdict="accepted", text="the vendor's own docs")
+    claim(core, rid, "s1", "the service supports search and fetch", statement="It supports search and fetch.")
+    rows = core("research_coverage", research_id=rid)["items"]
+    first = next(r["id"] for r in rows if r["original_url"].endswith("/a"))
+    record(core, rid, kind="inventory_review", inventory_id=first, disposition="reviewed", text="read in full",
+           question_ids=["q1"], source_ids=["s1"], claim_ids=["c1"])
+    record(core, rid, kind="answer", question_id="q1", answer="Search and fetch.", claim_ids=["c1"])
+    core("research_finish", research_id=rid, summary="One of two pages read.", status="incomplete")
+    return rid
+
+
+def test_a_real_session_converts_with_its_own_coverage_and_evaluates(core: Any) -> None:
+    rid = finished_session(core)
+    out = core("evaluation_run_from_session", research_id=rid, **LABELS)
+    run, task = out["run"], out["task"]
+    rows = core("research_coverage", research_id=rid)["items"]
+    read = [r["id"] for r in rows if r["original_url"].endswith("/a")]
+    # The run's coverage is the session's own: /a accounted, read and reviewed; /b never touched.
+    assert run["coverage"] == {"accounted_source_ids": read, "text_source_ids": read, "reviewed_source_ids": read,
+                               "answered_question_ids": ["q1"]}
+    assert sorted(task["scope_source_ids"]) == sorted(r["id"] for r in rows) and len(rows) == 2
+    assert run["status"] == "incomplete" and run["answers"] == [{"answer_id": "q1", "text": "Search and fetch."}]
+    assert run["citations"][0]["quote"] == "the service supports search and fetch"
+    assert run["report"].startswith("# ") and "Search and fetch." in run["report"]
+    result = core("evaluate_research", suite=dict(example()[0], tasks=[task]), runs=[run])
+    metrics = result["runs"][0]["metrics"]
+    assert (metrics["accounted_coverage"], metrics["text_coverage"], metrics["reviewed_coverage"]) == (0.5, 0.5, 0.5)
+    assert metrics["answer_f1"] is None  # no gold answers: null, never 0
+
+
+def test_only_a_finished_session_converts(core: Any) -> None:
+    rid = start(core, ["https://mill.example/a"])["research_id"]
+    with pytest.raises(InvalidInputError, match=r"status is 'active'; only a finished session"):
+        core("evaluation_run_from_session", research_id=rid, **LABELS)
+    with pytest.raises(InvalidInputError, match=r"evaluation_run_from_session: repeat: "):
+        core("evaluation_run_from_session", research_id=rid, **LABELS, repeat=0)
+
+
+def test_cli_run_from_session_writes_a_runs_file_that_evaluates(core: Any, tmp_path: Path) -> None:
+    from tests.conftest import cli_json
+
+    rid = finished_session(core)
+    runs = tmp_path / "runs.json"
+    saved = cli_json("evaluate", "run-from-session", rid, "--system-id", "host-agent", "--mode", "workflow",
+                     "--comparison-group", "demo", "--output", str(runs), data_dir=core.data_dir)
+    assert saved["run_count"] == 1 and json.loads(runs.read_text("utf-8"))[0]["run_id"] == rid
+    out = cli_json("evaluate", "run-from-session", rid, "--system-id", "host-agent", "--mode", "workflow",
+                   "--comparison-group", "demo", data_dir=core.data_dir)
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps(dict(example()[0], tasks=[out["task"]])), "utf-8")
+    result = cli_json("evaluate", str(suite), str(runs), data_dir=core.data_dir)
+    assert result["run_count"] == 1 and result["runs"][0]["metrics"]["questions_coverage"] == 1.0
+
+
+def test_the_readme_suite_format_scores_a_session_run(core: Any, tmp_path: Path) -> None:
+    """QA D4: the README lists a suite's required fields; its example, with the task run-from-session prints,
+    scores the run from the CLI (no refusal one field at a time)."""
+    import re
+
+    from tests.conftest import cli_json
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    block = re.search(r"A suite needs every one of these fields.*?```json\n(.*?)```", readme, re.S)
+    assert block is not None
+    suite = json.loads(block.group(1))
+    rid = finished_session(core)
+    out = cli_json("evaluate", "run-from-session", rid, "--system-id", "host-agent", "--mode", "workflow",
+                   "--comparison-group", "demo", "--output", str(tmp_path / "runs.json"), data_dir=core.data_dir)
+    suite["tasks"] = [out["task"]]
+    (tmp_path / "suite.json").write_text(json.dumps(suite), "utf-8")
+    result = cli_json("evaluate", str(tmp_path / "suite.json"), str(tmp_path / "runs.json"), data_dir=core.data_dir)
+    assert result["run_count"] == 1 and result["runs"][0]["metrics"]["questions_coverage"] == 1.0
+
+
+def test_cost_columns_line_up_and_an_empty_runs_file_is_a_new_list(tmp_path: Path) -> None:
+    """QA papercut 20."""
+    from bookmark_research.evaluation.report import stat_cell
+
+    cell = stat_cell({"n": 2, "mean": 0.11, "sample_stddev": 0.0141421356, "sample_variance": 0.0002, "min": 0.1,
+                      "max": 0.12}, "cost_usd")
+    assert cell == "0.1100 ± 0.0141 (n=2)"
+    empty = tmp_path / "runs.json"
+    empty.write_text("", "utf-8")
+    run = run_from_state(session_state(), session_coverage(), "# Report\n", **LABELS)["run"]
+    assert save_run(str(empty), run)["run_count"] == 1
+    assert [r["run_id"] for r in json.loads(empty.read_text("utf-8"))] == [run["run_id"]]

@@ -89,7 +89,7 @@ def test_cli_bad_input_is_one_line_and_changes_nothing(core, tmp_path):
         (("research", "start", "--brief", "b", "--question", "q1=a", "--budget-fetch", "81"), {}, "max_fetch_calls", 2),
         (("research", "record", rid, "--input", str(bad)), {}, "duplicate JSON key", 1),
         (("research", "record", rid), {"input": '{"kind": "gap", "question_id": "q1", "txt": "x"}'},
-         "Unknown research entry kind or fields", 1),
+         "Unknown fields of a gap entry: txt (a gap takes question_id, text)", 1),
         (("research", "fetch", rid, "https://example.org/", "--operation-id", "../escape", "--question", "q1"), {},
          "operation_id", 2),
         (("research", "finish", rid, "--summary", "x"), {}, "Unanswered research questions remain", 1),

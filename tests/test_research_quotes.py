@@ -92,3 +92,144 @@ def test_record_stores_span_found_text_and_match(core):
     assert exact["match"] == "exact"
     with pytest.raises(BookmarkResearchError, match=r"closest passage in s1: \"It provides a “work-stealing”"):
         claim(core, rid, "s1", "It provides a work stealing scheduler")
+
+
+def _within(seconds: float, fn, *args):
+    """``fn(*args)`` run on a thread; fails when it has not returned after ``seconds`` (a runaway search)."""
+    import threading
+
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(fn(*args)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert out, f"still searching after {seconds} s"
+    return out[0]
+
+
+def test_a_long_near_miss_on_repetitive_text_is_bounded():
+    """QA B3: 12 words repeated (a table, a list, a log) and a 4,000-character quote that is not in it took
+    about 100 s (a pairwise matcher per candidate window); the search is now a few scans at most."""
+    import random
+
+    rng = random.Random(3)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    text = " ".join(rng.choice(words) for _ in range(2_400))[:12_000]
+    quote = " ".join(rng.choice(words) for _ in range(800))[:4_000]  # not in the text
+    body = BodyIndex(text)
+    assert locate(body, quote) is None
+    passage = _within(20, closest_passage, body, quote)
+    assert passage is not None and len(passage) <= 300
+    page = " ".join(rng.choice(words) for _ in range(200_000))[:1_000_000]
+    at = page.index(" ", 700_000) + 1
+    near = page[at:at + 4_000]
+    near = near[:2_000] + "X" + near[2_001:]  # one character changed in the middle
+    big = BodyIndex(page)
+    assert locate(big, near) is None
+    passage = _within(20, closest_passage, big, near)
+    assert passage.startswith(" ".join(page[at:at + 120].split()[:-1]))  # where the quote was taken from
+
+
+def test_the_session_lock_is_free_while_a_near_miss_is_searched(core, monkeypatch):
+    """The quote is looked up on an unlocked snapshot (bodies are content addressed and hash-checked), so
+    other steps of the session go on during a long search; the locked step only takes the result."""
+    from bookmark_research.locks import file_lock
+    from bookmark_research.research import citations, store
+
+    rid = start(core, ["https://tokio.example/"])["research_id"]
+    imported(core, rid, "i1", "https://tokio.example/", text=PAGE)
+    lock_file = store.locate(core.app, rid) / ".state.json.lock"
+    seen: list[bool] = []
+    real = citations.closest_passage
+
+    def probe(body, quote):
+        try:
+            with file_lock(lock_file, timeout=0):
+                seen.append(True)
+        except BookmarkResearchError:
+            seen.append(False)
+        return real(body, quote)
+
+    monkeypatch.setattr(citations, "closest_passage", probe)
+    with pytest.raises(BookmarkResearchError, match=r"closest passage in s1: \"It provides a “work-stealing”"):
+        claim(core, rid, "s1", "It provides a work stealing scheduler")
+    assert seen == [True]
+
+
+def test_quotes_run_across_list_items_table_cells_and_quoted_lines_of_a_real_extraction(core):
+    """The extractor saves pages as Markdown; a quote spanning two list items or table cells has the block
+    markers between its words. Step 6 of the normalisation ignores them; the span is the exact saved text."""
+    from tests.research_support import PageSite, allow_loopback
+    from tests.site import META_ARTICLE
+
+    page = META_ARTICLE.replace("</article>", "<blockquote><p>Fusion is cheap.</p><p>It is also robust.</p>"
+                                "</blockquote><ol><li>Rank every list.</li><li>Sum the reciprocals.</li></ol></article>")
+    allow_loopback()
+    with PageSite({"/notes": (200, page, "text/html; charset=utf-8")}) as site:
+        url = site.base + "/notes"
+        rid = start(core, [url], providers=["direct"])["research_id"]
+        fetched = core("research_fetch", research_id=rid, operation_id="f1", question_id="q1", urls=[url])
+    assert fetched["status"] == "ok"
+    saved = core("research_source", research_id=rid, source_id="s1")["text"]
+    assert "\n- Outliers" in saved and "| 60 |" in saved and "\n1. " in saved  # Markdown as saved
+    for quote, markers in [
+        ("No score calibration is needed. Outliers in one list cannot dominate.", "- "),  # two list items
+        ("k effect 60 the usual choice", "|"),  # header row, separator row and a body row of a table
+        ("Fusion is cheap. It is also robust.", ">"),  # two quoted paragraphs
+        ("Rank every list. Sum the reciprocals.", "2. "),  # a numbered list
+        ("Why it works No score calibration", "- "),  # a heading, then a list item
+    ]:
+        cited = claim(core, rid, "s1", quote)["recorded"]["citations"][0]
+        span = cited["span"]
+        assert cited["match"] == "normalized" and saved[span["start"]:span["end"]] == cited["found_text"]
+        assert markers in cited["found_text"] and cited["found_text"].startswith(quote.split()[0])
+        assert cited["found_text"].endswith(quote.split()[-1])
+    with pytest.raises(BookmarkResearchError, match="closest passage"):  # words must still match
+        claim(core, rid, "s1", "No score calibration is needed. Outliers in one list can dominate.")
+    finished = core("research_record", research_id=rid, entry={"kind": "source_review", "source_id": "s1",
+                                                                "verdict": "accepted", "text": "read"})
+    assert finished["id"] == "s1"
+    from bookmark_research.research import api
+
+    assert all(c["valid"] for n in range(1, 6) for c in api.claim_evidence(core.app, rid, f"c{n}")["citations"])
+
+
+@pytest.mark.parametrize("text,quote", [
+    ("Prices rose in\n2024. The year was hard.", "in 2024. The year"),  # a line starting like a number marker
+    ("See the list:\n- alpha\n- beta", "list: - alpha - beta"),  # markers quoted as they stand
+    ("Plain text\n> quoted reply", "text > quoted"),
+])
+def test_markers_quoted_literally_still_match(text, quote):
+    match = locate(BodyIndex(text), quote)
+    assert match is not None and normalize(quote) == normalize(match.found_text)
+    assert recheck(text, {"quote": quote, **match.as_citation()}) is None
+
+
+def test_block_markers_count_as_whitespace_only_at_line_starts():
+    text = "Use a - b and 1. x here\n- item one\n- item two\n| a | b |"
+    assert normalize(text, markdown=True) == "Use a - b and 1. x here item one item two a b"
+    assert normalize("- item one\n- item two", markdown=True) == "item one item two"
+    assert normalize("# 标题\n- 第一项\n- 第二项", markdown=True) == "标题第一项第二项"
+    assert locate(BodyIndex("x - item one here"), "item one") is not None
+
+
+def test_a_state_changed_while_quotes_were_looked_up_is_read_again(core, monkeypatch):
+    """The unlocked snapshot's state is taken over under the lock only while state.json is the same file:
+    a step recorded by another process in between is kept (read again), never overwritten."""
+    from bookmark_research.research import citations
+
+    rid = start(core, ["https://tokio.example/"])["research_id"]
+    imported(core, rid, "i1", "https://tokio.example/", text=PAGE)
+    real = citations.prepare
+
+    def meanwhile(session, items):  # another process records a gap while the quotes are looked up
+        out = real(session, items)
+        from bookmark_research.core.registry import run
+
+        run(core.app, "research_record", {"research_id": rid, "entry": {"kind": "gap", "question_id": "q1",
+                                                                          "text": "recorded meanwhile"}})
+        return out
+
+    monkeypatch.setattr(citations, "prepare", meanwhile)
+    claim(core, rid, "s1", "Tokio is an asynchronous runtime.")
+    status = core("research_status", research_id=rid)
+    assert status["questions"][0]["gap"] == "recorded meanwhile" and status["counts"]["claims"] == 1

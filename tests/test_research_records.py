@@ -92,8 +92,17 @@ def test_conflicts_resolutions_and_reopening(core, session):
 def test_unknown_kinds_fields_and_limits(core, session):
     rid, folder = session["research_id"], session["directory"]
     before = snapshot(folder)
-    cases = [({"kind": "opinion", "text": "x"}, "Unknown research entry kind or fields"),
-             ({"kind": "gap", "question_id": "q1", "text": "x", "extra": 1}, "Unknown research entry kind or fields"),
+    cases = [({"kind": "opinion", "text": "x"}, "kind: Unknown research entry kind 'opinion' \\(one of claim, answer"),
+             ({"kind": "gap", "question_id": "q1", "text": "x", "extra": 1}, "Unknown fields of a gap entry: extra"),
+             ({"kind": "claim", "question_id": "q1", "statement": "s", "bogus": 1, "citations": []},
+              "Unknown fields of a claim entry: bogus \\(a claim takes citations, question_id, statement; optional "),
+             ({"kind": "claim", "question_id": "q1", "statement": "s", "citations": [
+                 {"source_id": "s1", "quote": "Current docs"}, {"source_id": "s1", "quote": " "}]},
+              r"citations\[1\]: quote: A quote must be 1 to 4000 characters"),
+             ({"kind": "claim", "question_id": "q1", "statement": "s", "citations": [{"source_id": "s1", "quote": "a"}]},
+              r"citations\[0\]: quote: A quote must carry at least 8 characters"),
+             ({"kind": "claim", "question_id": "q1", "statement": "s", "citations": [{"source_id": "s1", "quote": "..."}]},
+              r"citations\[0\]: quote: A quote must carry"),
              ({"kind": "gap", "question_id": "q1"}, "gap needs text"),
              ({"kind": "gap", "question_id": "q9", "text": "x"}, "Unknown question: q9"),
              ({"kind": "claim", "question_id": "q1", "statement": "s", "citations": []}, "1 to 12 citations"),
@@ -138,7 +147,7 @@ def test_atomic_ordered_batch_and_failure_saves_nothing(core, session):
                      {"kind": "claim", "question_id": "q1", "statement": "s",
                       "citations": [{"source_id": "s1", "quote": "not in the page at all"}]}]
     before = snapshot(folder)
-    with pytest.raises(BookmarkResearchError, match=r"entries\[6\]: Quote is absent.*no entries were saved"):
+    with pytest.raises(BookmarkResearchError, match=r"entries\[6\]: citations\[0\]: Quote is absent.*no entries were saved"):
         core("research_record", research_id=rid, entries=bad)
     assert snapshot(folder) == before
     out = core("research_record", research_id=rid, entries=entries)

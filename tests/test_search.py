@@ -239,7 +239,7 @@ def test_version_1_index_is_upgraded_in_place(core, demo):
         PRAGMA user_version=1;
     """)
     core.reopen()
-    assert core.app.connect().execute("PRAGMA user_version").fetchone()[0] == 3
+    assert core.app.connect().execute("PRAGMA user_version").fetchone()[0] == 4
     assert core.total("d", "示例公司甲") == 1 and core.total("d", "examplebeta") == 1
     assert core.total("d", "研究") == 2  # folder path through the character index
 

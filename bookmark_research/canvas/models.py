@@ -10,10 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+from bookmark_research.canvas.colors import DEFAULT_NOTE_COLOR, TAG_COLORS  # noqa: F401  (re-exported)
 
-TAG_COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "gray")
-DEFAULT_NOTE_COLOR = "orange"
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 
 
 class _Open(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from bookmark_research.canvas.models import (
     SectionHeader,
     TemporaryItem,
 )
+from bookmark_research.canvas.jsonspan import load_with_digest
 from bookmark_research.canvas.strictjson import load_object
 from bookmark_research.canvas.validation import validate
 from bookmark_research.errors import InvalidInputError
@@ -56,6 +58,23 @@ class ParsedSection:
     header_raw: dict[str, Any]
     items: list[ItemRow] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: A digest of the exact text of the file's ``tree`` value (see :mod:`jsonspan`), if it has one.
+    tree_digest: str | None = None
+    #: A permanent primary's identity-map entries by syncId.
+    identity: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
+    #: The walk of the items not taken yet (see :meth:`rows`); ``None`` once taken.
+    _walk: Callable[[_Walker], None] | None = field(default=None, repr=False)
+
+    def rows(self, sink: Callable[[ItemRow], None]) -> None:
+        """Walk the items, handing each row to ``sink`` once its subtree is done (children first).
+
+        Rows stream: a writer stores them while the walk goes on, and none of them need stay in
+        memory. An invalid node raises :class:`InvalidInputError` part-way (callers roll back).
+        The raw JSON is released afterwards; a section's rows can be taken once.
+        """
+        walk, self._walk = self._walk, None
+        if walk is not None:
+            walk(_Walker(self, sink))
 
 
 def _tags(raw_list: list[dict[str, Any]] | None, where: str, warnings: list[str]) -> list[dict[str, Any]]:
@@ -80,10 +99,36 @@ def _note(note: str | None, color: str | None) -> tuple[str, str | None]:
     return text, color or DEFAULT_NOTE_COLOR
 
 
+def open_section(data: bytes, file_path: str) -> ParsedSection:
+    """Parse and validate a section file's header (the items are walked by :meth:`ParsedSection.rows`)."""
+    raw, digest = load_with_digest(data, file_path, "tree")
+    section = parse_section_object(raw, file_path)
+    section.tree_digest = digest
+    return section
+
+
 def parse_section(data: bytes, file_path: str) -> ParsedSection:
-    """Parse and validate a section file stored at package path ``file_path``."""
-    raw = load_object(data, file_path)
-    return parse_section_object(raw, file_path)
+    """Parse and validate a section file stored at package path ``file_path``, with its items in tree order."""
+    section = open_section(data, file_path)
+    section.rows(section.items.append)
+    section.items.sort(key=lambda row: row.preorder)
+    return section
+
+
+def identity_fields(section: ParsedSection, item_id: str,
+                    warnings: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]], str, str | None]:
+    """What a permanent item takes from its identity-map entry: metadata, tags, note and note colour,
+    as the walk does for every node (unknown tag colours are added to ``warnings``)."""
+    entry = (section.identity or {}).get(item_id)
+    if entry is None:
+        return {}, [], "", None
+    tags = _tags(entry.get("tags"), f"{section.file_path}: identityMap {item_id}", warnings)
+    return (entry, tags, *_note(entry.get("note"), entry.get("noteColor")))
+
+
+def unknown_colours(entry: dict[str, Any]) -> bool:
+    """Whether an identity-map entry has a tag colour the walk warns about."""
+    return any(tag["color"] not in TAG_COLORS for tag in entry.get("tags") or [])
 
 
 def section_header(raw: dict[str, Any], file_path: str) -> SectionHeader:
@@ -140,14 +185,20 @@ def _parse_permanent(raw: dict[str, Any], header: SectionHeader, header_raw: dic
     else:
         raise InvalidInputError(f"{path}: field tree: a permanent section needs a tree object or list")
     identity = _identity_map(raw.get("identityMap"), path)
-    walker = _Walker(section, identity)
-    for position, node_raw in enumerate(roots_raw):
-        walker.walk(node_raw, None, position, [], 0, "tree" if isinstance(tree, dict) else f"tree[{position}]")
+    section.identity = identity
+
+    def walk(walker: _Walker) -> None:
+        walker.identity = identity
+        for position, node_raw in enumerate(roots_raw):
+            walker.walk(node_raw, None, position, [], 0, "tree" if isinstance(tree, dict) else f"tree[{position}]")
+
+    section._walk = walk
     return section
 
 
-def _identity_map(value: Any, path: str) -> dict[str, tuple[IdentityEntry, dict[str, Any]]]:
-    out: dict[str, tuple[IdentityEntry, dict[str, Any]]] = {}
+def _identity_map(value: Any, path: str) -> dict[str, dict[str, Any]]:
+    """Identity-map entries by syncId, each checked against :class:`IdentityEntry`."""
+    out: dict[str, dict[str, Any]] = {}
     if value is None:
         return out
     if isinstance(value, dict):
@@ -165,53 +216,31 @@ def _identity_map(value: Any, path: str) -> dict[str, tuple[IdentityEntry, dict[
     for i, entry_raw in enumerate(entries):
         if not isinstance(entry_raw, dict):
             raise InvalidInputError(f"{path}: field identityMap[{i}]: entries must be objects")
-        entry = validate(IdentityEntry, entry_raw, path, f"identityMap[{i}]")
-        if entry.syncId in out:
-            raise InvalidInputError(f"{path}: field identityMap[{i}].syncId: duplicate syncId {entry.syncId!r}")
-        out[entry.syncId] = (entry, entry_raw)
+        if not _annotations_ok(entry_raw) or type(entry_raw.get("syncId")) is not str or not entry_raw["syncId"]:
+            validate(IdentityEntry, entry_raw, path, f"identityMap[{i}]")  # raises the precise error
+        sync_id = entry_raw["syncId"]
+        if sync_id in out:
+            raise InvalidInputError(f"{path}: field identityMap[{i}].syncId: duplicate syncId {sync_id!r}")
+        out[sync_id] = entry_raw
     return out
 
 
-def _node_ok(raw: Any, temporary: bool) -> bool:
-    """Hot-path shape check mirroring :class:`PermanentNode` / :class:`TemporaryItem`.
-
-    Validating 100k nodes through pydantic costs more than the rest of parsing; a node that fails
-    this check is validated by its pydantic model, which produces the precise error.
-    """
-    if type(raw) is not dict:
-        return False
-    ident = raw.get("id")
-    if type(ident) is not str or not ident:
-        return False
-    for key in ("title", "url"):
-        value = raw.get(key, "")
-        if type(value) is not str:
+def _annotations_ok(raw: dict[str, Any]) -> bool:
+    """Hot-path check of the tags / note / noteColor fields, mirroring :class:`Annotated_`."""
+    for key in ("note", "noteColor"):
+        value = raw.get(key)
+        if value is not None and type(value) is not str:
             return False
-    children = raw.get("children")
-    if children is not None and type(children) is not list:
-        return False
-    if temporary:
-        if raw.get("type") not in ("folder", "bookmark"):
-            return False
-        for key in ("sectionId", "note", "noteColor"):
-            value = raw.get(key)
-            if value is not None and type(value) is not str:
-                return False
-        tags = raw.get("tags")
-        if tags is not None and (type(tags) is not list or not all(
-                type(t) is dict and type(t.get("color")) is str and t["color"] and type(t.get("text", "")) is str
-                for t in tags)):
-            return False
-    else:
-        parent = raw.get("parentId")
-        if parent is not None and type(parent) is not str:
-            return False
-    return True
+    tags = raw.get("tags")
+    return tags is None or (type(tags) is list and all(
+        type(t) is dict and type(t.get("color")) is str and t["color"] and type(t.get("text", "")) is str
+        for t in tags))
 
 
 #: Fields stored in their own columns; everything else a node carries is kept in ``extra``.
 _PERMANENT_KEYS = frozenset({"id", "parentId", "title", "url", "children"})
 _TEMPORARY_KEYS = frozenset({"id", "sectionId", "type", "title", "url", "children", "tags", "note", "noteColor"})
+_ANNOTATION_KEYS = ("tags", "note", "noteColor")
 
 
 def _where(where: str | tuple[Any, int]) -> str:
@@ -222,20 +251,33 @@ def _where(where: str | tuple[Any, int]) -> str:
     return f"{_where(parent)}.children[{index}]"
 
 
+def _extra(raw: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    extra_keys = raw.keys() - known
+    if not extra_keys:
+        return {}
+    if len(extra_keys) == 1:  # typical: a browser's dateAdded
+        (key,) = extra_keys
+        return {key: raw[key]}
+    return {k: v for k, v in raw.items() if k in extra_keys}
+
+
 class _Walker:
     """Depth-first walk that checks nodes and assigns positions, preorder, paths and metadata.
 
-    This loop runs once per bookmark (100k+ for a large browser tree), so it keeps lookups local.
+    This loop runs once per bookmark (100k+ for a large browser tree): the shape checks of
+    :class:`PermanentNode` / :class:`TemporaryItem` are inlined (validating every node through
+    pydantic costs more than the rest of parsing); a node that fails them is validated by its
+    model, which produces the precise error.
     """
 
-    def __init__(self, section: ParsedSection, identity: dict[str, tuple[IdentityEntry, dict[str, Any]]] | None = None,
-                 temporary: bool = False):
+    def __init__(self, section: ParsedSection, sink: Callable[[ItemRow], None]):
         self.section = section
-        self.identity = identity or {}
-        self.temporary = temporary
-        self.known = _TEMPORARY_KEYS if temporary else _PERMANENT_KEYS
-        self.items = section.items
+        self.identity: dict[str, dict[str, Any]] = {}
+        self.temporary = section.kind == "temporary"
+        self.sink = sink
+        self.count = 0  # rows so far: the next row's preorder
         self.seen: set[str] = set()
+        self.walk = self._temporary if self.temporary else self._permanent
 
     def _invalid(self, raw: Any, where: str | tuple[Any, int]) -> InvalidInputError:
         """The precise error for a node that failed the fast check, from its pydantic model."""
@@ -244,65 +286,99 @@ class _Walker:
         validate(model, node, self.section.file_path, _where(where))
         return InvalidInputError(f"{self.section.file_path}: field {_where(where)}.children: must be a list")
 
-    def walk(self, raw: Any, parent: str | None, position: int, path: list[str], depth: int,
-             where: str | tuple[Any, int]) -> None:
+    def _error(self, where: str | tuple[Any, int], field: str, message: str) -> InvalidInputError:
+        return InvalidInputError(f"{self.section.file_path}: field {_where(where)}.{field}: {message}")
+
+    def _permanent(self, raw: Any, parent: str | None, position: int, path: list[str], depth: int,
+                   where: str | tuple[Any, int]) -> None:
         """Add ``raw`` and its subtree. ``where`` is its field path, or (parent's where, index), built on error."""
-        if not _node_ok(raw, self.temporary):
+        if type(raw) is not dict:
             raise self._invalid(raw, where)
-        file_path = self.section.file_path
-        item_id: str = raw["id"]
-        title: str = raw.get("title", "")
-        url: str = raw.get("url", "")
-        children = raw.get("children")
-        metadata: dict[str, Any] = {}
-        tags: list[dict[str, Any]] = []
-        note, note_color = "", None
-        if self.temporary:
-            if raw.get("sectionId") not in (None, self.section.section_id):
-                raise InvalidInputError(f"{file_path}: field {_where(where)}.sectionId: {raw['sectionId']!r} is not the section id")
-            is_bookmark = raw["type"] == "bookmark"
-            if is_bookmark and not url:
-                raise InvalidInputError(f"{file_path}: field {_where(where)}.url: a bookmark needs a URL")
-            if "tags" in raw or "note" in raw or "noteColor" in raw:
-                tags = _tags(raw.get("tags"), f"{file_path}: item {item_id}", self.section.warnings)
-                note, note_color = _note(raw.get("note"), raw.get("noteColor"))
-                metadata = {k: raw[k] for k in ("tags", "note", "noteColor") if k in raw}
+        get = raw.get
+        item_id = get("id")
+        title = get("title", "")
+        url = get("url", "")
+        children = get("children")
+        parent_id = get("parentId")
+        if (type(item_id) is not str or not item_id or type(title) is not str or type(url) is not str
+                or (children is not None and type(children) is not list)
+                or (parent_id is not None and type(parent_id) is not str)):
+            raise self._invalid(raw, where)
+        # A root may name a parent outside the export (the browser's invisible root); children may not lie.
+        if parent is not None and get("parentId", parent) != parent:
+            raise self._error(where, "parentId", "disagrees with the tree position")
+        if url and children:
+            raise self._error(where, "children", "a bookmark cannot have children")
+        entry = self.identity.get(item_id)
+        if entry is None:
+            metadata: dict[str, Any] = {}
+            tags: list[dict[str, Any]] = []
+            note, note_color = "", None
         else:
-            # A root may name a parent outside the export (the browser's invisible root); children may not lie.
-            if parent is not None and raw.get("parentId", parent) != parent:
-                raise InvalidInputError(f"{file_path}: field {_where(where)}.parentId: disagrees with the tree position")
-            is_bookmark = bool(url)
-            entry = self.identity.get(item_id)
-            if entry is not None:
-                model, metadata = entry
-                tags = _tags(metadata.get("tags"), f"{file_path}: identityMap {item_id}", self.section.warnings)
-                note, note_color = _note(model.note, model.noteColor)
-        if is_bookmark and children:
-            raise InvalidInputError(f"{file_path}: field {_where(where)}.children: a bookmark cannot have children")
-        seen = self.seen
-        if item_id in seen:
-            raise InvalidInputError(f"{file_path}: field {_where(where)}.id: duplicate item id {item_id!r}")
-        seen.add(item_id)
-        items = self.items
-        extra_keys = raw.keys() - self.known
-        if not extra_keys:
-            extra: dict[str, Any] = {}
-        elif len(extra_keys) == 1:  # typical: a browser's dateAdded
-            (key,) = extra_keys
-            extra = {key: raw[key]}
-        else:
-            extra = {k: v for k, v in raw.items() if k in extra_keys}
-        row = ItemRow(item_id, parent, "bookmark" if is_bookmark else "folder", position, len(items), depth, title,
-                      url, note, note_color, tags, path, extra, metadata,
-                      parent is None and not is_bookmark and not title)
-        items.append(row)
+            metadata = entry
+            tags = _tags(entry.get("tags"), f"{self.section.file_path}: identityMap {item_id}", self.section.warnings)
+            note, note_color = _note(entry.get("note"), entry.get("noteColor"))
+        if item_id in self.seen:
+            raise self._error(where, "id", f"duplicate item id {item_id!r}")
+        self.seen.add(item_id)
+        preorder = self.count
+        self.count = preorder + 1
+        row = ItemRow(item_id, parent, "bookmark" if url else "folder", position, preorder, depth, title, url, note,
+                      note_color, tags, path, _extra(raw, _PERMANENT_KEYS), metadata, parent is None and not url and not title)
         if children:
             child_path = path + [title] if title else path
-            walk = self.walk
+            walk = self._permanent
             depth += 1
             for i, child in enumerate(children):
                 walk(child, item_id, i, child_path, depth, (where, i))
-        row.subtree_end = len(items) - 1
+        row.subtree_end = self.count - 1
+        self.sink(row)
+
+    def _temporary(self, raw: Any, parent: str | None, position: int, path: list[str], depth: int,
+                   where: str | tuple[Any, int]) -> None:
+        """Add ``raw`` and its subtree (a temporary section's item)."""
+        if type(raw) is not dict:
+            raise self._invalid(raw, where)
+        get = raw.get
+        item_id = get("id")
+        title = get("title", "")
+        url = get("url", "")
+        children = get("children")
+        kind = get("type")
+        section_id = get("sectionId")
+        if (type(item_id) is not str or not item_id or type(title) is not str or type(url) is not str
+                or (children is not None and type(children) is not list) or kind not in ("folder", "bookmark")
+                or (section_id is not None and type(section_id) is not str) or not _annotations_ok(raw)):
+            raise self._invalid(raw, where)
+        if section_id is not None and section_id != self.section.section_id:
+            raise self._error(where, "sectionId", f"{section_id!r} is not the section id")
+        is_bookmark = kind == "bookmark"
+        if is_bookmark and not url:
+            raise self._error(where, "url", "a bookmark needs a URL")
+        if is_bookmark and children:
+            raise self._error(where, "children", "a bookmark cannot have children")
+        metadata: dict[str, Any] = {}
+        tags: list[dict[str, Any]] = []
+        note, note_color = "", None
+        if "tags" in raw or "note" in raw or "noteColor" in raw:
+            tags = _tags(get("tags"), f"{self.section.file_path}: item {item_id}", self.section.warnings)
+            note, note_color = _note(get("note"), get("noteColor"))
+            metadata = {k: raw[k] for k in _ANNOTATION_KEYS if k in raw}
+        if item_id in self.seen:
+            raise self._error(where, "id", f"duplicate item id {item_id!r}")
+        self.seen.add(item_id)
+        preorder = self.count
+        self.count = preorder + 1
+        row = ItemRow(item_id, parent, kind, position, preorder, depth, title, url, note, note_color, tags, path,
+                      _extra(raw, _TEMPORARY_KEYS), metadata, parent is None and not is_bookmark and not title)
+        if children:
+            child_path = path + [title] if title else path
+            walk = self._temporary
+            depth += 1
+            for i, child in enumerate(children):
+                walk(child, item_id, i, child_path, depth, (where, i))
+        row.subtree_end = self.count - 1
+        self.sink(row)
 
 
 def _parse_temporary(raw: dict[str, Any], header: SectionHeader, header_raw: dict[str, Any], path: str) -> ParsedSection:
@@ -316,7 +392,10 @@ def _parse_temporary(raw: dict[str, Any], header: SectionHeader, header_raw: dic
     items_raw = raw.get("items")
     if not isinstance(items_raw, list):
         raise InvalidInputError(f"{path}: field items: a temporary section needs an items list")
-    walker = _Walker(section, temporary=True)
-    for i, item_raw in enumerate(items_raw):
-        walker.walk(item_raw, None, i, [], 0, f"items[{i}]")
+
+    def walk(walker: _Walker) -> None:
+        for i, item_raw in enumerate(items_raw):
+            walker.walk(item_raw, None, i, [], 0, f"items[{i}]")
+
+    section._walk = walk
     return section

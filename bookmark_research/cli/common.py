@@ -59,8 +59,8 @@ def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bo
         _fail(exc.message, exc.kind, as_json, code=1 if from_file else 2)
     except BookmarkResearchError as exc:
         _fail(exc.message, exc.kind, as_json)
-    except KeyboardInterrupt:
-        click.echo("error: interrupted; nothing was changed", err=True)
+    except KeyboardInterrupt as exc:  # an operation may say what the interrupt left behind
+        click.echo(f"error: {getattr(exc, 'message', None) or 'interrupted; nothing was changed'}", err=True)
         sys.exit(130)
     except Exception as exc:  # never show a traceback to the user
         if os.environ.get("BOOKMARK_RESEARCH_DEBUG"):
@@ -78,6 +78,17 @@ def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bo
         click.echo(f"error: {message}", err=True)
         sys.exit(1)
     return result
+
+
+def renderer(name: str) -> Callable[[dict[str, Any]], None]:
+    """``cli.render.<name>``, imported only when the output is text: a ``--json`` query skips it."""
+
+    def show(result: dict[str, Any]) -> None:
+        from bookmark_research.cli import render
+
+        getattr(render, name)(result)
+
+    return show
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON (stable keys).")

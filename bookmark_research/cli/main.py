@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from bookmark_research.cli.common import _app, _configure_stdio, _fail, invoke, json_option
+from bookmark_research.cli.common import _app, _configure_stdio, _fail, invoke, json_option, renderer
 from bookmark_research.cli.wiki import wiki
 
 
@@ -181,7 +181,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     invoke(ctx, "get_settings", {}, as_json, render.settings)
 
 
-@config.command("set")
+@config.command("set", context_settings={"ignore_unknown_options": True})  # VALUE may be negative: -1
 @click.argument("key")
 @click.argument("value")
 @json_option
@@ -218,15 +218,13 @@ def search(ctx: click.Context, source_id: str, query: tuple[str, ...], targets: 
            item_types: tuple[str, ...], limit: int, offset: int, count_only: bool, order: str, no_refresh: bool,
            content: bool, compact: bool, as_json: bool) -> None:
     """Search a source's bookmarks (QUERY words form one target)."""
-    from bookmark_research.cli import render
-
     all_targets = ([" ".join(query)] if query else []) + list(targets)
     invoke(ctx, "search_bookmarks", {
         "source_id": source_id, "targets": all_targets, "section": section, "group_id": group_id,
         "folder_id": folder_id, "tags": list(tags), "tag_colors": list(tag_colors),
         "item_types": list(item_types) or None, "limit": limit, "offset": offset, "count_only": count_only,
         "order": order, "refresh": not no_refresh, "content": content, "compact": compact}, as_json or compact,
-        render.search)
+        renderer("search"))
 
 
 @cli.command("fetch-web")
@@ -345,10 +343,8 @@ def search_archive(ctx: click.Context, query: str, url: str | None, limit: int, 
 def context(ctx: click.Context, source_id: str, section: str | None, group_id: str | None, item_id: str | None,
             no_refresh: bool, as_json: bool) -> None:
     """Show canvas context: sections, copies, groups, edges, ancestors."""
-    from bookmark_research.cli import render
-
     invoke(ctx, "get_context", {"source_id": source_id, "section": section, "group_id": group_id,
-                                "item_id": item_id, "refresh": not no_refresh}, as_json, render.context)
+                                "item_id": item_id, "refresh": not no_refresh}, as_json, renderer("context"))
 
 
 @cli.command()
@@ -425,7 +421,8 @@ def watch(ctx: click.Context, sources: tuple[str, ...], debounce: float, deletio
         if as_json:
             click.echo(json.dumps({"event": "watching", **watcher.status()}))
         else:
-            click.echo(f"Watching {len(watcher.roots)} live source(s); Ctrl-C to stop.")
+            count = len(watcher.roots)
+            click.echo(f"Watching {count} live source{'' if count == 1 else 's'}; Ctrl-C to stop.")
         sys.stdout.flush()
         stop.wait()
     finally:

@@ -201,6 +201,19 @@ def record(ctx: click.Context, research_id: str, input_path: str, as_json: bool)
            from_file=True)
 
 
+@research.command("resume")
+@click.argument("research_id")
+@click.option("--reason", required=True, help="Why the session goes on (kept in the report).")
+@json_option
+@click.pass_context
+def resume(ctx: click.Context, research_id: str, reason: str, as_json: bool) -> None:
+    """Reopen an incomplete session (a resume record); its earlier report is kept."""
+    from bookmark_research.cli import research_render as render
+
+    invoke(ctx, "research_record", {"research_id": research_id, "entry": {"kind": "resume", "text": reason}},
+           as_json, render.recorded)
+
+
 @research.command("coverage")
 @click.argument("research_id")
 @click.option("--filter", "filter_", type=click.Choice(["all", "missing", "unread", "unreviewed", "blocked",

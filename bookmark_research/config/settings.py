@@ -167,6 +167,7 @@ def parse_value(text: str) -> Any:
 #: Weakening one is terminal-only, like setting a credential: ``update_settings`` over MCP refuses it
 #: (an agent steered by text in a fetched page must not open the SSRF guard), ``config set`` allows it.
 #: Tightening a guard, or resetting it to its safe default, is allowed everywhere.
+STORE_DIRS = ("output.directory", "wiki.directory")  # folders records are written into (checked on set)
 GUARDS: dict[str, Callable[[Any, Any], bool]] = {
     "direct.allow_private_networks": lambda old, new: bool(new) and not old,  # the SSRF guard
     "direct.respect_robots": lambda old, new: bool(old) and not new,
@@ -216,6 +217,15 @@ def update(changes: dict[str, Any], *, terminal: bool, path: Path | None = None)
         first = exc.errors()[0]
         where = field_path(tuple(first["loc"]))
         raise InvalidInputError(f"setting {where}: {first['msg']}") from None
+    for key in STORE_DIRS:  # a folder we write records into must lie outside canvas packages
+        folder = _value(settings, key) if key in changes else None
+        if folder is not None:
+            from bookmark_research.paths import enclosing_package
+
+            package = enclosing_package(Path(folder).expanduser().resolve())
+            if package is not None:
+                raise InvalidInputError(f"{key}: {folder} is inside a canvas package ({package}); choose a folder "
+                                        "outside canvas packages; nothing was changed")
     if not terminal:
         for key in changes:
             weakens = GUARDS.get(key)

@@ -5,18 +5,31 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from bookmark_research.paths import DB_NAME, resolve_data_dir
 from bookmark_research.sources.limits import Limits
-from bookmark_research.sources.snapshots import SnapshotStore
+
+if TYPE_CHECKING:
+    from bookmark_research.sources.snapshots import SnapshotStore
 
 
 class App:
     def __init__(self, data_dir: str | Path | None = None, limits: Limits | None = None) -> None:
         self.data_dir = resolve_data_dir(data_dir)
         self.db_path = self.data_dir / DB_NAME
-        self.snapshots = SnapshotStore(self.data_dir / "snapshots")
+        self._snapshots: SnapshotStore | None = None
         self._limits = limits
         self._conn: sqlite3.Connection | None = None
+
+    @property
+    def snapshots(self) -> SnapshotStore:
+        """The snapshot store (imported on first use: a query never needs it)."""
+        if self._snapshots is None:
+            from bookmark_research.sources.snapshots import SnapshotStore
+
+            self._snapshots = SnapshotStore(self.data_dir / "snapshots")
+        return self._snapshots
 
     @property
     def limits(self) -> Limits:

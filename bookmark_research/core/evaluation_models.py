@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from bookmark_research.core.models import JSON, Input, Output
+from bookmark_research.core.base_models import JSON, Input, Output
 
 Ident = Annotated[str, StringConstraints(min_length=1, max_length=300, pattern=r"^[^\x00]*\S[^\x00]*$")]
 

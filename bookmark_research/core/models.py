@@ -8,23 +8,24 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
+from pydantic import Field, StringConstraints, field_validator
 
-from bookmark_research.canvas.models import TAG_COLORS
-
-Text = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^[^\x00]*\S[^\x00]*$")]
-Target = Annotated[str, StringConstraints(min_length=1, max_length=2048, pattern=r"^[^\x00]*\S[^\x00]*$")]
-Path_ = Annotated[str, StringConstraints(min_length=1, max_length=4096, pattern=r"^[^\x00]+$")]
-JSON = dict[str, Any]
-
-
-class Input(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
-
-
-class Output(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use: keeps CLI start-up short
-
+# The base classes, field types and shared outputs, and the query models, live in modules of their own
+# so a search or context call builds only what it needs; they are re-exported here.
+from bookmark_research.core.base_models import (JSON, Input, Output, Path_, RefreshInfo, SourceRecord, Target, Text,
+                                                year_range)
+from bookmark_research.core.query_models import (
+    AncestorRow,
+    BookmarkRow,
+    ContextCounts,
+    ContextInput,
+    ContextOutput,
+    SearchCounts,
+    SearchInput,
+    SearchOutput,
+    Snippet,
+    TargetPage,
+)
 
 # --- sync / sources ---------------------------------------------------------------------------
 
@@ -74,40 +75,6 @@ class SyncOutput(Output):
     duplicate_source_ids: list[str]
     warnings: list[str]
     counts: Counts
-
-
-class SourceRecord(Output):
-    source_id: str
-    mode: str
-    completeness: str
-    state: str
-    input_path: str | None
-    input_kind: str | None
-    input_exists: bool
-    package_path: str | None
-    version_id: str | None
-    snapshot_path: str | None
-    snapshot_exists: bool
-    created_at: str
-    last_sync: str | None
-    retained_missing_files: list[str]
-    aliases: list[str]
-    pending_files: list[str] = Field(default_factory=list, description="Live: changes seen, not yet applied")
-    pending_since: str | None = None
-    error: str | None = Field(None, description="Live: why the folder could not be indexed (last good index kept)")
-    checked_at: str | None = None
-
-
-class RefreshInfo(Output):
-    """How fresh a query's data is."""
-
-    requested: bool
-    performed: bool = Field(description="The live folder was checked before answering")
-    index_updated: bool = Field(description="The check re-synced changed files")
-    mode: Literal["checked_package", "saved_snapshot"]
-    state: str
-    pending_files: list[str] = Field(default_factory=list)
-    note: str | None = None
 
 
 class SectionSummary(Output):
@@ -210,173 +177,7 @@ class RemoveOutput(Output):
     impact: str | None = None
 
 
-# --- query ------------------------------------------------------------------------------------
-
-
-class SearchInput(Input):
-    source_id: Text
-    targets: list[Target] = Field(default_factory=list, max_length=100,
-                                  description="Each target is its own query; terms inside a target are ANDed")
-    section: Text | None = Field(None, description="Section id, label, slot or file path")
-    group_id: Text | None = Field(None, description="Group node id or unique group label")
-    folder_id: Text | None = Field(None, description="Folder item id: restrict to its subtree")
-    tags: list[Target] = Field(default_factory=list, max_length=100, description="Every tag text must be present")
-    tag_colors: list[Literal[TAG_COLORS]] = Field(  # type: ignore[valid-type]
-        default_factory=list, max_length=20, description="Every tag colour must be present")
-    item_types: list[Literal["bookmark", "folder"]] = Field(default_factory=lambda: ["bookmark"], min_length=1, max_length=2)
-    limit: int = Field(20, ge=0, le=1000)
-    offset: int = Field(0, ge=0, le=1_000_000_000)
-    count_only: bool = False
-    order: Literal["relevance", "tree"] = Field("relevance", description="BM25 relevance or the canvas tree order")
-    refresh: bool = Field(True, description="Check a live source's folder first (false: read the last index as is)")
-    content: bool = Field(False, description="Match the archived text of the bookmarked pages instead of their fields")
-    compact: bool = Field(False, description="Rows once in a shared map; result lists become references (r1, r2, …)")
-
-    @field_validator("item_types")
-    @classmethod
-    def _unique(cls, value: list[str]) -> list[str]:
-        if len(set(value)) != len(value):
-            raise ValueError("item_types must not repeat a value")
-        return value
-
-
-class Snippet(Output):
-    field: str
-    text: str
-
-
-class AncestorRow(Output):
-    """An item's ancestor, root first: a full record without its own path (the titles of the
-    ancestors before it; the item's ``path`` holds the whole chain once)."""
-
-    source_id: str
-    section_id: str
-    item_id: str
-    source: str
-    section: str
-    item: str
-    parent_id: str | None
-    item_type: str
-    position: int
-    preorder: int
-    depth: int = Field(description="0 for the tree root, then one more per level")
-    title: str
-    url: str
-    note: str
-    note_color: str | None
-    tags: list[JSON]
-    raw_json: JSON
-    metadata: JSON
-    revision: int
-    section_label: str
-    file_path: str
-    synthetic: bool | None = None
-    shown_in_anchors: list[str] | None = None
-
-
-class BookmarkRow(Output):
-    source_id: str
-    section_id: str
-    item_id: str
-    source: str
-    section: str
-    item: str
-    parent_id: str | None
-    item_type: str
-    position: int
-    preorder: int
-    title: str
-    url: str
-    note: str
-    note_color: str | None
-    tags: list[JSON]
-    path: list[str]
-    folder_path: str
-    raw_json: JSON
-    metadata: JSON
-    revision: int
-    section_label: str
-    file_path: str
-    synthetic: bool | None = None
-    shown_in_anchors: list[str] | None = None
-    score: float | None = None
-    snippet: Snippet | None = None
-    ancestors: list[AncestorRow] | None = None
-
-
-class TargetPage(Output):
-    target: str
-    total: int
-    unique_urls: int
-    limit: int
-    offset: int
-    next_offset: int | None
-    results: list[BookmarkRow]
-    result_refs: list[str] | None = None
-
-
-class SearchCounts(Output):
-    instances: int
-    unique_urls: int
-    note: str
-
-
-class SearchOutput(Output):
-    source_id: str
-    total: int
-    unique_urls: int
-    limit: int
-    offset: int
-    next_offset: int | None
-    order: str
-    ranking: str
-    results: list[BookmarkRow]
-    targets: list[TargetPage]
-    query_scope: JSON
-    match_mode: str
-    match_index: str
-    searched_fields: list[str]
-    counts: SearchCounts
-    anchor_of: dict[str, str | None] | None = None
-    anchor_note: str | None = None
-    canvas_matches: list[JSON] | None = None
-    canvas_match_note: str | None = None
-    source: SourceRecord
-    refresh: RefreshInfo
-    result_refs: list[str] | None = None
-    rows: dict[str, JSON] | None = None
-    compact_format: str | None = None
-
-
-class ContextInput(Input):
-    source_id: Text
-    section: Text | None = None
-    group_id: Text | None = None
-    item_id: Text | None = None
-    refresh: bool = Field(True, description="Check a live source's folder first (false: read the last index as is)")
-
-
-class ContextCounts(Output):
-    sections: int
-    counted_sections: int
-    instances: int
-    unique_urls: int
-    note: str
-
-
-class ContextOutput(Output):
-    source_id: str
-    scope: JSON
-    sections: list[JSON]
-    counts: ContextCounts
-    items: list[BookmarkRow]
-    nodes: list[JSON]
-    groups: list[JSON]
-    edges: list[JSON]
-    related_nodes: list[JSON]
-    memberships: list[JSON]
-    source: SourceRecord
-    refresh: RefreshInfo
+# --- query (search and context: query_models.py) ----------------------------------------------
 
 
 class DoctorInput(Input):
@@ -541,11 +342,7 @@ Scholarly = Literal["openalex", "semantic_scholar", "crossref", "pubmed", "arxiv
 Year = Annotated[int, Field(ge=1500, le=2100)]
 
 
-def _year_range(to_year: int | None, info: ValidationInfo) -> int | None:
-    start = info.data.get("from_year")
-    if to_year is not None and start is not None and to_year < start:
-        raise ValueError(f"{to_year} is before from_year {start}")
-    return to_year
+_year_range = year_range  # shared with the research search model (core.base_models)
 
 
 class LiteratureInput(Input):

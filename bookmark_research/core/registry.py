@@ -28,6 +28,16 @@ class Operation:
     open_world: bool = False  # reaches the internet (web, scholarly or model providers)
     destructive: bool | None = None  # may delete or overwrite data; default: not read_only
     idempotent: bool | None = None  # repeating the same call changes nothing more; default: read_only
+    #: Input fields only a terminal may set (e.g. a folder to write into, like the ``output.directory`` setting):
+    #: the MCP server leaves them out of the published schema and refuses a call that passes one.
+    terminal_only_fields: tuple[str, ...] = ()
+    terminal_only_alternative: str | None = None  # what else chooses them, e.g. "the output.directory setting"
+
+    def terminal_only_refusal(self, field: str) -> str:
+        """The one-line refusal of ``field`` outside a terminal (names the CLI option that sets it)."""
+        message = (f"{field} can only be chosen from a terminal: use `bookmark-research {self.cli} "
+                   f"--{field.replace('_', '-')}`")
+        return message + (f" or {self.terminal_only_alternative}" if self.terminal_only_alternative else "")
 
     @property
     def annotations(self) -> dict[str, bool]:
@@ -46,9 +56,10 @@ OPERATIONS: dict[str, Operation] = {}
 MODULES: dict[str, tuple[str, ...]] = {
     "bookmark_research.core.operations": (
         "sync_package", "index_status", "source_history", "source_restore", "source_remove", "source_merge",
-        "search_bookmarks", "get_context", "doctor", "search_archive", "fetch_web", "search_web",
-        "search_providers", "literature_search", "search_plan", "get_settings", "update_settings", "set_setting",
+        "doctor", "search_archive", "fetch_web", "search_web", "search_providers", "literature_search", "search_plan",
+        "get_settings", "update_settings", "set_setting",
     ),
+    "bookmark_research.core.query_ops": ("search_bookmarks", "get_context"),
     "bookmark_research.core.research_ops": (
         "research_start", "research_status", "research_inventory", "research_search", "research_fetch",
         "research_source", "research_import_evidence", "research_record", "research_coverage", "research_finish",
@@ -66,13 +77,20 @@ MODULES: dict[str, tuple[str, ...]] = {
 def operation(name: str, cli: str, input_model: type[BaseModel], output_model: type[BaseModel], *,
               read_only: bool = True, mcp: bool = True, failure: Callable[[dict[str, Any]], str | None] | None = None,
               open_world: bool = False, destructive: bool | None = None, idempotent: bool | None = None,
+              terminal_only_fields: tuple[str, ...] = (), terminal_only_alternative: str | None = None,
               ) -> Callable[[Callable[[App, Any], dict[str, Any]]], Callable[[App, Any], dict[str, Any]]]:
     """Register an operation. ``open_world``: it calls out to the internet; ``destructive`` /
-    ``idempotent`` refine the defaults derived from ``read_only`` (see :attr:`Operation.annotations`)."""
+    ``idempotent`` refine the defaults derived from ``read_only`` (see :attr:`Operation.annotations`);
+    ``terminal_only_fields`` are input fields the MCP server neither publishes nor accepts (see
+    :meth:`Operation.terminal_only_refusal`)."""
     def register(func: Callable[[App, Any], dict[str, Any]]) -> Callable[[App, Any], dict[str, Any]]:
         summary = (func.__doc__ or "").strip().splitlines()[0]
+        unknown = [f for f in terminal_only_fields if f not in input_model.model_fields]
+        if unknown:
+            raise ValueError(f"{name}: terminal_only_fields not in the input model: {', '.join(unknown)}")
         OPERATIONS[name] = Operation(name, cli, summary, input_model, output_model, func, read_only, mcp, failure,
-                                     open_world, destructive, idempotent)
+                                     open_world, destructive, idempotent, tuple(terminal_only_fields),
+                                     terminal_only_alternative)
         return func
 
     return register
@@ -88,15 +106,64 @@ def get(name: str) -> Operation:
     return OPERATIONS[name]
 
 
+def _not_unicode(value: Any, loc: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """Where ``value`` holds a string that is not valid Unicode (a lone surrogate: JSON allows the escape,
+    but no file can store it), or ``None``. Free-form JSON arguments would otherwise fail only when saved."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return loc
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _not_unicode(key, loc) if isinstance(key, str) else None
+            found = found if found is not None else _not_unicode(item, (*loc, key))
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _not_unicode(item, (*loc, index))
+            if found is not None:
+                return found
+    return None
+
+
 def parse_input(name: str, arguments: dict[str, Any]) -> BaseModel:
     """Validate arguments for operation ``name``; a one-line error names the field."""
     op = get(name)
+    bad = _not_unicode(arguments)
+    if bad is not None:
+        raise InvalidArgumentError(f"{name}: {field_path(bad) if bad else 'arguments'}: text is not valid Unicode "
+                                   "(a lone surrogate such as \\ud800); nothing was changed")
     try:
         return op.input_model.model_validate(arguments)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = field_path(tuple(first["loc"])) if first["loc"] else "arguments"
-        raise InvalidArgumentError(f"{name}: {where}: {first['msg']}") from None
+        where, message = plain_error(exc)
+        raise InvalidArgumentError(f"{name}: {where}: {message}") from None
+
+
+def plain_error(exc: ValidationError) -> tuple[str, str]:
+    """(field path, message) of a validation error, in the user's terms rather than pydantic's: no union
+    member tags in the path (``providers[0]``, not ``providers[0].literal['exa',…]``), the allowed values
+    of every union member together, and "must not be blank" for the not-blank text patterns."""
+    errors = exc.errors()
+
+    def loc(error: Any) -> tuple[Any, ...]:
+        return tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or "(" in p)))
+
+    first = errors[0]
+    where = field_path(loc(first)) if loc(first) else "arguments"
+    message = first["msg"]
+    if first["type"] == "literal_error":
+        allowed = [e["ctx"]["expected"] for e in errors if e["type"] == "literal_error" and loc(e) == loc(first)]
+        if len(allowed) > 1:
+            values = ", ".join(a.replace(" or ", ", ") for a in allowed)
+            head, _, last = values.rpartition(", ")
+            message = f"Input should be {head} or {last}"
+    elif first["type"] == "string_pattern_mismatch" and "\\S" in str((first.get("ctx") or {}).get("pattern", "")):
+        message = "must not be blank" + (" or hold a NUL character" if "x00" in first["ctx"]["pattern"] else "")
+    return where, message
 
 
 def run(app: App, name: str, arguments: dict[str, Any]) -> BaseModel:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
 
-from bookmark_research.core.models import JSON, Input, Output, Path_, Text
+from bookmark_research.core.base_models import JSON, Input, Output, Path_, Text, year_range
 
 ResearchId = Annotated[str, StringConstraints(pattern=r"^r-[0-9a-f]{16}$")]
 Ident = Annotated[str, StringConstraints(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
@@ -209,7 +209,8 @@ ENTRY_HELP = (
     "claim_ids?, citations?, reason_code?: out_of_scope|non_content}; external_run {id, provider, run_id, status, "
     "text, result?, artifact_path?}; interruption {operation_id, text}; resume {text}. Quotes must stand in the "
     "saved text exactly or after normalisation (Unicode NFKC, whitespace, quote/dash/ellipsis variants, soft "
-    "hyphens and zero-width characters).")
+    "hyphens and zero-width characters; line-leading Markdown block markers and table pipes, so a quote may run "
+    "across list items or table cells).")
 
 
 class ResearchRecordInput(Input):
@@ -283,7 +284,14 @@ class ResearchSearchInput(Input):
         "kind=web, scholarly names for kind=scholarly)")
     limit_per_target: int = Field(5, ge=1, le=20)
     from_year: int | None = Field(None, ge=1000, le=2100, description="kind=scholarly only")
-    to_year: int | None = Field(None, ge=1000, le=2100, description="kind=scholarly only")
+    to_year: int | None = Field(None, ge=1000, le=2100, description="kind=scholarly only; not before from_year")
+
+    @field_validator("from_year", "to_year")
+    @classmethod
+    def _scholarly_years(cls, year: int | None, info: ValidationInfo) -> int | None:
+        if year is not None and info.data.get("kind") == "web":
+            raise ValueError("years apply to kind=scholarly only")
+        return year_range(year, info) if info.field_name == "to_year" else year
 
 
 class ResearchFetchInput(Input):

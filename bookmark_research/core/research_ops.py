@@ -10,7 +10,17 @@ from bookmark_research.core.registry import operation
 from bookmark_research.errors import InvalidInputError
 
 
-@operation("research_start", "research start", m.ResearchStartInput, m.ResearchOverview, read_only=False)
+def _evidence_failed(result: dict[str, Any]) -> str | None:
+    if result.get("status") == "pending":  # a replay of an operation interrupted before its result was saved
+        return (f"operation {result.get('operation_id')} is still pending: it was interrupted before its result "
+                "was saved and keeps its reservation; record an interruption to continue")
+    if result.get("status") != "error":
+        return None
+    return result.get("error") or "no provider returned usable results"
+
+
+@operation("research_start", "research start", m.ResearchStartInput, m.ResearchOverview, read_only=False,
+           terminal_only_fields=("output_directory",), terminal_only_alternative="the output.directory setting")
 def research_start(app: App, p: m.ResearchStartInput) -> dict[str, Any]:
     """Start a research session: freeze the input inventory (URLs or indexed bookmarks), questions and budget."""
     from bookmark_research.research.overview import overview
@@ -54,12 +64,14 @@ def research_source(app: App, p: m.ResearchSourceInput) -> dict[str, Any]:
 
 
 @operation("research_import_evidence", "research import", m.ResearchImportInput, m.ResearchEvidenceOutput,
-           read_only=False)
+           read_only=False, failure=_evidence_failed)
 def research_import_evidence(app: App, p: m.ResearchImportInput) -> dict[str, Any]:
     """Import a text the host read itself as a source (no budget; idempotent by operation_id)."""
     from bookmark_research.research.evidence import import_evidence
+    from bookmark_research.research.operations import interruptible
 
-    return import_evidence(app, p)
+    with interruptible():  # Ctrl-C after the reservation: say what became of the operation
+        return import_evidence(app, p)
 
 
 @operation("research_record", "research record", m.ResearchRecordInput, m.ResearchRecordOutput, read_only=False)
@@ -94,28 +106,26 @@ def research_report(app: App, p: m.ResearchReportInput) -> dict[str, Any]:
     return report(app, p.research_id)
 
 
-def _evidence_failed(result: dict[str, Any]) -> str | None:
-    if result.get("status") != "error":
-        return None
-    return result.get("error") or "no provider returned usable results"
-
-
 @operation("research_search", "research search", m.ResearchSearchInput, m.ResearchEvidenceOutput, read_only=False,
            failure=_evidence_failed)
 def research_search(app: App, p: m.ResearchSearchInput) -> dict[str, Any]:
     """Budgeted web or scholarly search for a session's questions (idempotent by operation_id)."""
+    from bookmark_research.research.operations import interruptible
     from bookmark_research.research.retrieval import search
 
-    return search(app, p)
+    with interruptible():  # Ctrl-C after the reservation: say what became of the operation
+        return search(app, p)
 
 
 @operation("research_fetch", "research fetch", m.ResearchFetchInput, m.ResearchEvidenceOutput, read_only=False,
            failure=_evidence_failed)
 def research_fetch(app: App, p: m.ResearchFetchInput) -> dict[str, Any]:
     """Budgeted page reads through the session's fetch waterfall; each URL read becomes a source."""
+    from bookmark_research.research.operations import interruptible
     from bookmark_research.research.retrieval import fetch
 
-    return fetch(app, p)
+    with interruptible():  # Ctrl-C after the reservation: say what became of the operation
+        return fetch(app, p)
 
 
 @operation("research_route", "research route", m.ResearchRouteInput, m.ResearchRouteOutput)

@@ -48,29 +48,14 @@ def _number(value: Any) -> float | int | None:
     return value
 
 
-def _has_text(source: dict[str, Any]) -> bool:
-    """Usable text as the session's coverage counts it: saved, extracted page text accepted on review."""
-    review = source.get("review") or {}
-    return (bool(source.get("sha256")) and source.get("extraction_status", "extracted") == "extracted"
-            and review.get("verdict") == "accepted" and source.get("evidence_kind") != "external_report")
-
-
-def coverage_ids(state: dict[str, Any]) -> dict[str, list[str]]:
-    """accounted ⊇ text ⊇ reviewed inventory ids, and the answered question ids, from the session state."""
-    selected = [entry["id"] for entry in state.get("inventory") or []]
-    linked: dict[str, list[dict[str, Any]]] = {}
-    for source in state.get("sources") or []:
-        if source.get("evidence_kind") == "external_report":
-            continue  # an external report does not show its cited pages were read
-        for inventory_id in source.get("inventory_ids") or []:
-            linked.setdefault(inventory_id, []).append(source)
-    reviews = {r.get("inventory_id"): r for r in state.get("inventory_reviews") or []}
-    accounted = [i for i in selected if i in reviews or linked.get(i)]
-    text = [i for i in accounted if any(_has_text(s) for s in linked.get(i, []))]
-    reviewed = [i for i in text if (reviews.get(i) or {}).get("disposition") == "reviewed"]
-    answered = [q["id"] for q in state.get("questions") or [] if q.get("status") == "answered"]
-    return {"accounted_source_ids": accounted, "text_source_ids": text, "reviewed_source_ids": reviewed,
-            "answered_question_ids": answered}
+def coverage_ids(coverage: dict[str, Any], questions: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """accounted ⊇ text ⊇ reviewed inventory ids from the session's own coverage rows, and the answered
+    question ids (one rule for "read" and "reviewed": the research stage's)."""
+    rows = coverage.get("rows") or []
+    return {"accounted_source_ids": [r["id"] for r in rows if r["accounted_for"]],
+            "text_source_ids": [r["id"] for r in rows if r["usable_text"]],
+            "reviewed_source_ids": [r["id"] for r in rows if r["substantive_review"]],
+            "answered_question_ids": [q["id"] for q in questions if q.get("status") == "answered"]}
 
 
 def _citations(state: dict[str, Any], claims: list[dict[str, Any]], research_id: str) -> tuple[list[dict[str, Any]], int]:
@@ -100,10 +85,11 @@ def _citations(state: dict[str, Any], claims: list[dict[str, Any]], research_id:
     return citations, joined
 
 
-def run_from_state(state: dict[str, Any], report: str, *, system_id: str, mode: str, comparison_group: str,
+def run_from_state(state: dict[str, Any], coverage: dict[str, Any], report: str, *, system_id: str, mode: str, comparison_group: str,
                    task_id: str | None = None, run_id: str | None = None, repeat: int = 1, model: str | None = None,
                    time_window: str | None = None, harness_version: str | None = None) -> dict[str, Any]:
-    """``{run, task, notes}`` for a finished session ``state`` (the research state.json shape)."""
+    """``{run, task, notes}`` for a finished session ``state`` (the research state.json shape) and its
+    ``coverage`` (``research.api.coverage``: rows per frozen inventory entry)."""
     research_id = str(state.get("research_id"))
     status = state.get("status")
     if status not in STATUS:
@@ -116,7 +102,8 @@ def run_from_state(state: dict[str, Any], report: str, *, system_id: str, mode: 
     active = [c for c in state.get("claims") or [] if c.get("status", "active") == "active"]
     withdrawn = len(state.get("claims") or []) - len(active)
     if withdrawn:
-        notes.append(f"{withdrawn} retracted claim(s) left out: a withdrawn claim is not asserted")
+        notes.append(f"{withdrawn} retracted claim{'' if withdrawn == 1 else 's'} left out: a withdrawn claim is not "
+                     "asserted")
     citations, joined = _citations(state, active, research_id)
     if joined:
         notes.append(f"{joined} further quote(s) joined into the citation of the same claim and source "
@@ -140,7 +127,7 @@ def run_from_state(state: dict[str, Any], report: str, *, system_id: str, mode: 
         "answers": answers,
         "claims": [{"claim_id": c["id"], "text": str(c.get("statement") or "")} for c in active],
         "citations": citations,
-        "coverage": coverage_ids(state),
+        "coverage": coverage_ids(coverage, questions),
         "measurements": {"cost_usd": None, "latency_seconds": latency, "basis": "observed", "usage": usage},
         "report": report,
         "artifacts": {"research_id": research_id, "finished_at": state.get("finished_at")},
@@ -158,24 +145,13 @@ def run_from_state(state: dict[str, Any], report: str, *, system_id: str, mode: 
 MAX_REPORT = 1_000_000
 
 
-def _research_api() -> Any:
-    try:
-        from bookmark_research.research import api
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("bookmark_research.research", "bookmark_research.research.api"):
-            raise
-        from bookmark_research.errors import NotFoundError
-
-        raise NotFoundError("research sessions are not available in this installation") from None
-    return api
-
-
 def convert_session(app: Any, research_id: str, **labels: Any) -> dict[str, Any]:
     """``{research_id, run, task, notes}`` for research session ``research_id``, read through ``research.api``."""
-    api = _research_api()
+    from bookmark_research.research import api
+
     state = api.read_state(app, research_id)
-    report = _report_text(api, app, research_id, state)
-    out = run_from_state(state, "", **labels)
+    report = api.report_text(app, research_id)
+    out = run_from_state(state, api.coverage(app, research_id), "", **labels)
     if len(report) > MAX_REPORT:
         report = report[:MAX_REPORT]
         out["notes"].append(f"the report is longer than {MAX_REPORT} characters: it is cut there")
@@ -184,29 +160,6 @@ def convert_session(app: Any, research_id: str, **labels: Any) -> dict[str, Any]
     out["run"]["report"] = report
     check_run(out["run"], out["task"])
     return out
-
-
-def _report_text(api: Any, app: Any, research_id: str, state: dict[str, Any]) -> str:
-    """The session's report.md: through ``api.report_text`` when offered, else the finish artifact named in
-    the state, read inside the session folder (no symbolic link, no path outside it)."""
-    import os
-    from pathlib import Path
-
-    if hasattr(api, "report_text"):
-        return str(api.report_text(app, research_id) or "")
-    relative = (state.get("artifacts") or {}).get("report")
-    if not isinstance(relative, str) or not relative:
-        return ""
-    base = Path(os.path.realpath(api.session_directory(app, research_id)))
-    target = Path(os.path.realpath(base / relative))
-    if base not in target.parents:
-        return ""
-    try:
-        fd = os.open(base / relative, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return ""
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(4 * MAX_REPORT + 4).decode("utf-8", errors="replace")
 
 
 def check_run(run: dict[str, Any], task: dict[str, Any]) -> None:
@@ -222,7 +175,7 @@ def check_run(run: dict[str, Any], task: dict[str, Any]) -> None:
 
 def save_run(path: str, run: dict[str, Any]) -> dict[str, Any]:
     """Add ``run`` to the runs file at ``path`` (a JSON list or ``{"runs": [...]}``), replacing a run with
-    the same ``run_id``; a missing file is created as a list. Atomic; a malformed file is left untouched."""
+    the same ``run_id``; a missing or empty file is created as a list. Atomic; a malformed file is left untouched."""
     import os
     from pathlib import Path
 
@@ -234,9 +187,11 @@ def save_run(path: str, run: dict[str, Any]) -> dict[str, Any]:
     document: Any = []
     if target.exists():
         try:
-            document = load_value(target.read_bytes(), str(target))
+            data = target.read_bytes()
         except OSError as exc:
             raise StorageError(f"{target}: cannot read ({exc.strerror or exc})") from None
+        if data.strip():  # an empty file (e.g. just created with touch) is an empty runs list
+            document = load_value(data, str(target))
     runs = document["runs"] if isinstance(document, dict) and set(document) == {"runs"} else document
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
         raise InvalidInputError(f"{target}: must be a JSON list of runs or an object {{\"runs\": [...]}}")

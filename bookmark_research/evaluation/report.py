@@ -31,13 +31,14 @@ MARKDOWN_NAME = "evaluation.md"
 
 
 def number(value: float | None, metric: str = "") -> str:
-    """A figure at a readable precision (rates to 3 decimals, seconds to 1, dollars to 4 significant digits)."""
+    """A figure at a readable precision (rates to 3 decimals, seconds to 1, dollars to 4 decimals: a mean and
+    its standard deviation always line up)."""
     if value is None:
         return "—"
     if metric == "latency_seconds":
         return f"{value:.1f}"
     if metric == "cost_usd":
-        return f"{value:.4g}"
+        return f"{value:.4f}"
     return f"{value:.3f}"
 
 

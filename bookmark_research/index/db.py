@@ -10,7 +10,7 @@ from pathlib import Path
 from bookmark_research.paths import enclosing_package
 from bookmark_research.errors import StorageError
 from bookmark_research.index import schema
-from bookmark_research.index.text import char_text
+from bookmark_research.index.text import char_text, url_hash
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -26,12 +26,18 @@ def sqlite_supports(tokenizer: str) -> bool:
         conn.close()
 
 
+def _lower(text: str | None) -> str | None:
+    return text.lower() if text is not None else None
+
+
 def _configure(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: large imports stop spilling pages mid-transaction
+    conn.execute("PRAGMA cache_size=-8192")  # 8 MiB: bounded memory (64 MiB cost ~50 MB of RSS, no measurable time)
+    conn.execute("PRAGMA temp_store=MEMORY")  # sorts and DISTINCT counts in memory (a 1M source: 2.5 s -> 1.2 s)
     conn.create_function("br_chars", -1, char_text, deterministic=True)
+    conn.create_function("br_lower", 1, _lower, deterministic=True)
 
 
 def connect(db_path: Path, *, create: bool = True) -> sqlite3.Connection | None:
@@ -58,7 +64,7 @@ def connect(db_path: Path, *, create: bool = True) -> sqlite3.Connection | None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == 0:
             _create_schema(conn)
-        elif version in (1, 2):
+        elif version in (1, 2, 3):
             _upgrade(conn, version)
         elif version != schema.SCHEMA_VERSION:
             conn.close()
@@ -86,19 +92,35 @@ def _create_schema(conn: sqlite3.Connection) -> None:
             return  # another process created it while we waited for the lock
         for statement in schema.statements(schema.TABLES + schema.EVENTS + fts):
             conn.execute(statement)
-        # Merge FTS segments less eagerly: bulk imports are ~25% faster, queries are unaffected at this scale.
-        conn.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('automerge', 16)")
+        schema.tune_fts(conn)
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         conn.execute("INSERT INTO meta VALUES ('trigram', ?)", ("1" if "trigram" in fts else "0",))
         conn.execute(f"PRAGMA user_version={schema.SCHEMA_VERSION}")
 
 
 def _upgrade(conn: sqlite3.Connection, version: int) -> None:
-    """Older versions indexed folder paths per item: rebuild the full-text indexes (the data is kept)."""
+    """Bring an older index up to date in place (the data is kept).
+
+    1 and 2 indexed folder paths per item: the full-text indexes are rebuilt. Before 4, items had no
+    ``url_hash`` (added and computed), sections no ``tree_digest`` (the next sync walks every tree) and there
+    was no ``source_stats`` (counts are computed until a sync).
+    """
     with transaction(conn):
         if conn.execute("PRAGMA user_version").fetchone()[0] != version:
             return  # another process upgraded it meanwhile
-        schema.rebuild_fts(conn, _fts_script())
+        if version < 3:
+            schema.rebuild_fts(conn, _fts_script())
+        schema.tune_fts(conn)
+        for statement in schema.statements(schema.EVENTS):
+            conn.execute(statement)
+        conn.execute("CREATE TABLE IF NOT EXISTS source_stats (source_id TEXT PRIMARY KEY REFERENCES "
+                     "sources(source_id) ON DELETE CASCADE, counts_json TEXT NOT NULL)")
+        if "tree_digest" not in {row[1] for row in conn.execute("PRAGMA table_info(sections)")}:
+            conn.execute("ALTER TABLE sections ADD COLUMN tree_digest TEXT")
+        if "url_hash" not in {row[1] for row in conn.execute("PRAGMA table_info(items)")}:
+            conn.execute("ALTER TABLE items ADD COLUMN url_hash INTEGER")
+        conn.create_function("br_url_hash", 1, url_hash, deterministic=True)
+        conn.execute("UPDATE items SET url_hash = br_url_hash(url)")
         conn.execute(f"PRAGMA user_version={schema.SCHEMA_VERSION}")
 
 

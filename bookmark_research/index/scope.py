@@ -17,9 +17,15 @@ class Scope:
     anchor_of: dict[str, str | None] = field(default_factory=dict)
     selected_sections: list[str] | None = None  # section ids picked by --section / --group (before canonicalising)
 
-    def sql(self) -> tuple[str, list[Any]]:
-        """WHERE clause over ``items i`` and its parameters."""
-        return " AND ".join(["i.source_id = ?", *self.where]), [self.source_id, *self.params]
+    def sql(self, preorder_index: bool = True) -> tuple[str, list[Any]]:
+        """WHERE clause over ``items i`` and its parameters.
+
+        ``preorder_index=False`` keeps SQLite from using a folder's preorder bounds to search the tree
+        index (``+i.preorder``), for queries that search it by other bounds (folder-path subtrees).
+        """
+        where = self.where if preorder_index else [w.replace("i.preorder BETWEEN", "+i.preorder BETWEEN")
+                                                     for w in self.where]
+        return " AND ".join(["i.source_id = ?", *where]), [self.source_id, *self.params]
 
 
 def find_sections(conn: sqlite3.Connection, source_id: str, selector: str) -> list[tuple[str, str | None, int]]:
@@ -91,8 +97,10 @@ def build_scope(
         scope.where.append(f"i.section_id IN ({','.join('?' * len(trees))})" if trees else "0")
         scope.params.extend(trees)
     if folder_id is not None:
-        folder_sql = "SELECT section_id, preorder, subtree_end FROM items WHERE source_id=? AND item_id=? AND item_type='folder'"
-        folders = conn.execute(folder_sql, (source_id, folder_id)).fetchall()
+        # Through the (source, section, item) index, one section at a time: item ids alone are not indexed.
+        folder_sql = ("SELECT section_id, preorder, subtree_end FROM items WHERE source_id=? AND section_id IN "
+                      "(SELECT section_id FROM sections WHERE source_id=?) AND item_id=? AND item_type='folder'")
+        folders = conn.execute(folder_sql, (source_id, source_id, folder_id)).fetchall()
         if not folders:
             raise NotFoundError(f"unknown folder id {folder_id!r} in {source_id}")
         scope.where.append("(" + " OR ".join("(i.section_id=? AND i.preorder BETWEEN ? AND ?)" for _ in folders) + ")")

@@ -12,19 +12,10 @@ import sqlite3
 from typing import Any
 
 from bookmark_research.index.db import has_trigram
+from bookmark_research.index.query import count_and_page, scope_query, target_query
 from bookmark_research.index.scope import Scope, build_scope
 from bookmark_research.index.status import COUNT_NOTE
-from bookmark_research.index.text import (
-    BM25_WEIGHTS,
-    SEARCH_FIELDS,
-    TRIGRAM_MIN,
-    char_phrase,
-    fts_phrase,
-    highlight,
-    like_pattern,
-    split_terms,
-    uses_char_index,
-)
+from bookmark_research.index.text import SEARCH_FIELDS, highlight, split_terms
 
 ROW_COLUMNS = (
     "i.pk, i.source_id, i.section_id, i.item_id, i.parent_id, i.item_type, i.position, i.preorder, i.title, i.url, "
@@ -33,104 +24,7 @@ ROW_COLUMNS = (
 )
 
 
-#: Columns every candidate query yields: the row, its score, and what counting and ordering need.
-_CANDIDATE = ("i.pk AS pk, {score} AS score, CASE WHEN i.item_type='bookmark' AND i.url<>'' THEN i.url END AS url_key, "
-              "i.section_id AS section_id, i.preorder AS preorder, i.item_id AS item_id")
-
-
-def _folder_ranges(conn: sqlite3.Connection, source_id: str, term: str, chars: bool) -> list[tuple[str, int, int]]:
-    """Subtrees (section, first, last preorder) under folders whose title contains ``term``; nested ones merged."""
-    table, phrase = ("folders_chars", char_phrase(term)) if chars else ("folders_fts", fts_phrase(term))
-    rows = conn.execute(
-        f"SELECT i.section_id, i.preorder, i.subtree_end FROM {table} f CROSS JOIN items i ON i.pk = f.rowid "
-        f"WHERE {table} MATCH ? AND i.source_id = ? ORDER BY i.section_id, i.preorder", (phrase, source_id)).fetchall()
-    merged: list[tuple[str, int, int]] = []
-    for section_id, preorder, end in rows:
-        if preorder == end:
-            continue  # an empty folder has no descendants
-        if merged and merged[-1][0] == section_id and preorder <= merged[-1][2]:
-            continue  # inside a subtree already taken
-        merged.append((section_id, preorder + 1, end))
-    return merged
-
-
-def _path_matches(conn: sqlite3.Connection, scope: Scope, terms: list[tuple[str, bool]],
-                  ranges: dict[str, list[tuple[str, int, int]]]) -> set[int]:
-    """Rows where every term occurs in the indexed fields or in the row's folder path."""
-    matched: set[int] | None = None
-    for term, chars in terms:
-        table, phrase = ("items_chars", char_phrase(term)) if chars else ("items_fts", fts_phrase(term))
-        rows = {pk for (pk,) in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (phrase,))}
-        for section_id, first, last in ranges[term]:
-            rows.update(pk for (pk,) in conn.execute(
-                "SELECT pk FROM items WHERE source_id = ? AND section_id = ? AND preorder BETWEEN ? AND ?",
-                (scope.source_id, section_id, first, last)))
-        matched = rows if matched is None else matched & rows
-        if not matched:
-            break
-    return matched or set()
-
-
-def _target_query(conn: sqlite3.Connection, scope: Scope, terms: list[str], trigram: bool,
-                  scored: bool) -> tuple[str, list[Any]]:
-    """SQL selecting candidate rows for one target within the scope (BM25 computed only if ``scored``).
-
-    Terms of 3+ characters go to the trigram index (ranked by BM25); shorter terms made of non-ASCII
-    characters (CJK) go to the character index; both also match the titles of the row's folders (its
-    folder path). Other short terms (``go``, ``%``) are literal LIKE filters over the scoped rows.
-    """
-    where, params = scope.sql()
-    fts_terms = [t for t in terms if trigram and len(t) >= TRIGRAM_MIN]
-    char_terms = [t for t in terms if t not in fts_terms and uses_char_index(t)]
-    like_terms = [t for t in terms if t not in fts_terms and t not in char_terms]
-    indexed = [(t, False) for t in fts_terms] + [(t, True) for t in char_terms]
-    ranges = {t: _folder_ranges(conn, scope.source_id, t, chars) for t, chars in indexed}
-    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    fts_match = " AND ".join(fts_phrase(t) for t in fts_terms)
-    char_match = " AND ".join(char_phrase(t) for t in char_terms)
-    if fts_terms:
-        score_source = (f"SELECT rowid AS pk, {f'bm25(items_fts, {weights})' if scored else '0.0'} AS score "
-                        "FROM items_fts WHERE items_fts MATCH ?", fts_match)
-    elif char_terms:
-        score_source = (f"SELECT rowid AS pk, {'bm25(items_chars)' if scored else '0.0'} AS score "
-                        "FROM items_chars WHERE items_chars MATCH ?", char_match)
-    source_params: list[Any] = []
-    if any(ranges.values()):
-        # Some term also names folders: candidates come from both kinds of index; the score comes from
-        # rows whose fields hold every term (rows that need their folder path for a term rank after them).
-        candidates = _path_matches(conn, scope, indexed, ranges)
-        source = (f"SELECT value AS pk, coalesce(s.score, 0.0) AS score FROM json_each(?) "
-                  f"LEFT JOIN ({score_source[0]}) s ON s.pk = value")
-        source_params = [json.dumps(sorted(candidates)), score_source[1]]
-    elif indexed:
-        source, source_params = score_source[0], [score_source[1]]
-        if fts_terms and char_terms:
-            where += " AND i.pk IN (SELECT rowid FROM items_chars WHERE items_chars MATCH ?)"
-            params.append(char_match)
-    else:
-        source = ""
-    for term in like_terms:
-        pattern = like_pattern(term)
-        where += " AND (" + " OR ".join(f"i.{f} LIKE ? ESCAPE '\\'" for f in SEARCH_FIELDS) + ")"
-        params.extend([pattern] * len(SEARCH_FIELDS))
-    if not source:
-        return f"SELECT {_CANDIDATE.format(score='0.0')} FROM items i WHERE {where}", params
-    # The full-text match drives the join (CROSS JOIN fixes the order); scope filters the matches.
-    sql = f"SELECT {_CANDIDATE.format(score='m.score')} FROM ({source}) m CROSS JOIN items i ON i.pk = m.pk WHERE {where}"
-    return sql, source_params + params
-
-
-def _scope_query(scope: Scope) -> tuple[str, list[Any]]:
-    """Every row in scope (no targets)."""
-    where, params = scope.sql()
-    return f"SELECT {_CANDIDATE.format(score='NULL')} FROM items i WHERE {where}", params
-
-
 Candidate = tuple[int, float | None, str | None, str, int, str]  # pk, score, url_key, section, preorder, item
-
-
-def _fetch(conn: sqlite3.Connection, query: tuple[str, list[Any]]) -> list[Candidate]:
-    return conn.execute(*query).fetchall()
 
 
 def _page(candidates: list[Candidate], order: str, limit: int, offset: int) -> tuple[int, int, list[tuple[int, float | None]]]:
@@ -174,6 +68,23 @@ def _content_candidates(conn: sqlite3.Connection, scope: Scope, terms: list[str]
         pages[url] = body
         out.append((pk, score, url, section_id, preorder, item_id))
     return out
+
+
+def _content_answers(conn: sqlite3.Connection, scope: Scope, targets: list[str], order: str, limit: int,
+                     offset: int, pages: dict[str, str]) -> list[tuple[int, int, list[tuple[int, float | None]]]]:
+    """Per target and (for several) their union: total, unique URLs and page, matching archived page text."""
+    answers = []
+    union: dict[int, Candidate] = {}
+    for target in targets:
+        candidates = _content_candidates(conn, scope, split_terms(target), pages)
+        answers.append(_page(candidates, order, limit, offset))
+        for c in candidates:  # the union keeps each row once, with its best score
+            seen = union.get(c[0])
+            if seen is None or (c[1] or 0.0) < (seen[1] or 0.0):
+                union[c[0]] = c
+    if len(targets) > 1:
+        answers.append(_page(list(union.values()), order, limit, offset))
+    return answers
 
 
 def _anchor_map(conn: sqlite3.Connection, source_id: str) -> dict[str, list[str]]:
@@ -293,30 +204,20 @@ def search_bookmarks(
 
     scored = effective_order == "relevance" and page_limit > 0
     per_target: list[dict[str, Any]] = []
-    union: dict[int, Candidate] = {}
     all_terms: list[str] = []
     pages: dict[str, str] = {}  # content search: bookmark URL → archived body that matched
-    for target in targets:
+    if content and targets:
+        answers = _content_answers(conn, scope, targets, effective_order, page_limit, offset, pages)
+    else:
+        queries = [target_query(conn, scope, split_terms(t), trigram, scored) for t in targets] or [scope_query(scope)]
+        answers = count_and_page(conn, queries, effective_order, page_limit, offset)
+    for target, (total, unique_urls, rows) in zip(targets, answers):
         terms = split_terms(target)
         all_terms.extend(terms)
-        if content:
-            candidates = _content_candidates(conn, scope, terms, pages)
-        else:
-            candidates = _fetch(conn, _target_query(conn, scope, terms, trigram, scored))
-        total, unique_urls, rows = _page(candidates, effective_order, page_limit, offset)
         per_target.append({"target": target, "terms": terms, "total": total, "unique_urls": unique_urls,
                            "limit": page_limit, "offset": offset, "_rows": rows,
                            "next_offset": _next(offset, len(rows), total)})
-        for c in candidates:  # the union keeps each row once, with its best score
-            seen = union.get(c[0])
-            if seen is None or (c[1] or 0.0) < (seen[1] or 0.0):
-                union[c[0]] = c
-    if len(targets) == 1:  # the union of one target is that target
-        first = per_target[0]
-        total, unique_urls, rows = first["total"], first["unique_urls"], first["_rows"]
-    else:
-        candidates = list(union.values()) if targets else _fetch(conn, _scope_query(scope))
-        total, unique_urls, rows = _page(candidates, effective_order, page_limit, offset)
+    total, unique_urls, rows = answers[-1]  # the union of several targets, or the only one
 
     wanted = {pk for pk, _ in rows} | {pk for t in per_target for pk, _ in t["_rows"]}
     full = item_rows(conn, sorted(wanted), shown)

@@ -15,12 +15,17 @@ COUNT_NOTE = (
 
 
 def source_counts(conn: sqlite3.Connection, source_id: str) -> dict[str, int]:
-    items, bookmarks, folders, roots = conn.execute(
+    """The source's counts: as stored by its last sync (see :func:`store_counts`), else counted now."""
+    row = conn.execute("SELECT counts_json FROM source_stats WHERE source_id=?", (source_id,)).fetchone()
+    return json.loads(row[0]) if row else count_source(conn, source_id)
+
+
+def count_source(conn: sqlite3.Connection, source_id: str) -> dict[str, int]:
+    """Count items (one scan; unique URLs by their 64-bit key), sections, files and canvas rows."""
+    items, bookmarks, folders, roots, unique_urls = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(item_type='bookmark'), 0), COALESCE(SUM(item_type='folder'), 0), "
-        "COALESCE(SUM(synthetic), 0) FROM items WHERE source_id=?", (source_id,)).fetchone()
-    # A Python set is faster than SQLite's sort-based COUNT(DISTINCT) here (no URL index to maintain).
-    unique_urls = len({u for (u,) in conn.execute(
-        "SELECT url FROM items WHERE source_id=? AND item_type='bookmark' AND url<>''", (source_id,))})
+        "COALESCE(SUM(synthetic), 0), COUNT(DISTINCT CASE WHEN item_type='bookmark' THEN url_hash END) "
+        "FROM items WHERE source_id=?", (source_id,)).fetchone()
 
     def count(table: str) -> int:
         return conn.execute(f"SELECT COUNT(*) FROM {table} WHERE source_id=?", (source_id,)).fetchone()[0]
@@ -30,6 +35,21 @@ def source_counts(conn: sqlite3.Connection, source_id: str) -> dict[str, int]:
         "user_folders": folders - roots, "unique_urls": unique_urls, "sections": count("sections"),
         "files": count("files"), "nodes": count("nodes"), "edges": count("edges"), "memberships": count("memberships"),
     }
+
+
+def store_counts(conn: sqlite3.Connection, source_id: str, changed: bool) -> dict[str, int]:
+    """After a sync (inside its transaction): count again if it ``changed`` anything, and keep the counts.
+
+    A sync that changed nothing reuses the stored counts, so a no-op re-sync does not scan the items.
+    """
+    if not changed:
+        row = conn.execute("SELECT counts_json FROM source_stats WHERE source_id=?", (source_id,)).fetchone()
+        if row:
+            return json.loads(row[0])
+    counts = count_source(conn, source_id)
+    conn.execute("INSERT OR REPLACE INTO source_stats (source_id, counts_json) VALUES (?, ?)",
+                 (source_id, json.dumps(counts)))
+    return counts
 
 
 def require_source(conn: sqlite3.Connection | None, source_id: str) -> sqlite3.Row | tuple:

@@ -13,10 +13,10 @@ from typing import Any
 
 from bookmark_research.canvas.canvasfile import ParsedCanvas, memberships, parse_canvas
 from bookmark_research.canvas.layout import resolve_reference
-from bookmark_research.canvas.sections import ParsedSection, parse_section
+from bookmark_research.canvas.sections import ParsedSection, open_section
 from bookmark_research.canvas.strictjson import dumps
 from bookmark_research.errors import ConflictError, InvalidInputError
-from bookmark_research.index.items import FtsWorker, write_items
+from bookmark_research.index.items import FtsWorker, identity_changes, write_identity, write_items
 
 Progress = Callable[[int, int, str], None]
 
@@ -32,6 +32,7 @@ class IndexReport:
     removed_files: list[str] = field(default_factory=list)
     replaced_canvas_files: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    changed: bool = False  # anything written: sections, items, files or canvas rows
 
 
 def sha256_hex(data: bytes) -> str:
@@ -51,42 +52,66 @@ def sync_index(
     complete = completeness == "complete"
     existing = {p: (k, h) for p, k, h in conn.execute(
         "SELECT file_path, kind, sha256 FROM files WHERE source_id=?", (source_id,))}
-    section_rows = {sid: (path, kind) for sid, path, kind in conn.execute(
-        "SELECT section_id, file_path, kind FROM sections WHERE source_id=?", (source_id,))}
+    section_rows: dict[str, tuple[str, str]] = {}
+    tree_digests: dict[str, str | None] = {}
+    for sid, path, kind, tree_digest in conn.execute(
+            "SELECT section_id, file_path, kind, tree_digest FROM sections WHERE source_id=?", (source_id,)):
+        section_rows[sid], tree_digests[sid] = (path, kind), tree_digest
     path_to_section = {path: sid for sid, (path, _) in section_rows.items()}
     hashes = {p: sha256_hex(b) for p, b in files.items()}
 
-    # 1. Parse every changed section file before any write.
-    parsed: list[ParsedSection] = []
+    # 1. Which section files changed (by hash); the rest is skipped without parsing.
     json_paths = sorted(p for p in files if not p.endswith(".canvas"))
     total = len(json_paths)
-    for n, path in enumerate(json_paths, 1):
-        if existing.get(path) == ("section", hashes[path]) and path in path_to_section:
-            report.skipped_files.append(path)
-        else:
-            parsed.append(parse_section(files[path], path))
-            report.changed_files.append(path)
-        if progress:
-            progress(n, total, path)
-    by_id: dict[str, ParsedSection] = {}
-    for section in parsed:
-        if section.section_id in by_id:
-            raise ConflictError(
-                f"{section.file_path}: section id {section.section_id!r} is also used by {by_id[section.section_id].file_path}"
-            )
-        by_id[section.section_id] = section
-        report.warnings.extend(section.warnings)
+    for path in json_paths:
+        unchanged = existing.get(path) == ("section", hashes[path]) and path in path_to_section
+        (report.skipped_files if unchanged else report.changed_files).append(path)
+        if unchanged and progress:
+            progress(len(report.skipped_files), total, path)
+    changed = set(report.changed_files)
 
-    # 2. Work out renames, replacements and deletions.
+    # 2. Each changed file in turn: parse, check its identity, write its section and stream its items
+    #    (one section's JSON in memory at a time). A later failure rolls everything back.
+    by_id: dict[str, str] = {}  # section id -> file path, of the files parsed so far
     renamed_from: set[str] = set()
-    for sid, section in by_id.items():
-        old = section_rows.get(sid)
-        if old is None or old[0] == section.file_path:
-            continue
-        old_path = old[0]
-        if old_path in files and old_path not in report.changed_files:
-            raise ConflictError(f"{section.file_path}: section id {sid!r} is also used by {old_path}")
-        renamed_from.add(old_path)
+    fts = FtsWorker(conn)
+    try:
+        done = len(report.skipped_files)
+        for path in report.changed_files:
+            section = open_section(files[path], path)
+            sid = section.section_id
+            if sid in by_id:
+                raise ConflictError(f"{path}: section id {sid!r} is also used by {by_id[sid]}")
+            by_id[sid] = path
+            old = section_rows.get(sid)
+            if old is not None and old[0] != path:
+                if old[0] in files and old[0] not in changed:
+                    raise ConflictError(f"{path}: section id {sid!r} is also used by {old[0]}")
+                renamed_from.add(old[0])
+            fts.wait()
+            # A browser tree whose text is exactly as indexed (other notes or tags in its identity map):
+            # only the annotated items change, and the tree is not walked.
+            same_tree = (old is not None and old == (path, "permanent") and section.identity is not None
+                         and section.tree_digest is not None and section.tree_digest == tree_digests.get(sid))
+            _upsert_section(conn, source_id, section)
+            conn.execute("UPDATE sections SET tree_digest=? WHERE source_id=? AND section_id=? AND tree_digest IS NOT ?",
+                         (section.tree_digest, source_id, sid, section.tree_digest))
+            if same_tree:
+                counts = write_identity(conn, source_id, section, identity_changes(conn, source_id, section))
+            else:  # the helper thread may still be storing this section's last rows when this returns
+                counts = write_items(conn, source_id, section, fts)
+            report.items_inserted += counts.inserted
+            report.items_updated += counts.updated
+            report.items_deleted += counts.deleted
+            report.warnings.extend(section.warnings)
+            done += 1
+            if progress:
+                progress(done, total, path)
+        fts.finish()
+    finally:
+        fts.close()
+
+    # 3. Renames, replacements and deletions, now that every changed file's section is known.
     delete_sections: set[str] = set()
     for path in report.changed_files:
         old_sid = path_to_section.get(path)
@@ -106,8 +131,6 @@ def sync_index(
         report.removed_files = missing
     else:
         report.retained_missing_files = missing
-
-    # 3. Sections and items.
     if delete_sections:
         placeholders = ",".join("?" * len(delete_sections))
         report.items_deleted += conn.execute(
@@ -116,17 +139,6 @@ def sync_index(
         ).fetchone()[0]
         conn.execute(f"DELETE FROM sections WHERE source_id=? AND section_id IN ({placeholders})",
                      (source_id, *delete_sections))
-    fts = FtsWorker(conn)
-    try:
-        for section in parsed:
-            fts.wait()
-            _upsert_section(conn, source_id, section)
-            counts = write_items(conn, source_id, section, fts)
-            report.items_inserted += counts.inserted
-            report.items_updated += counts.updated
-            report.items_deleted += counts.deleted
-    finally:
-        fts.close()
 
     # 4. Files.
     gone_files = set(report.removed_files) | renamed_from | set(report.replaced_canvas_files)
@@ -156,6 +168,8 @@ def sync_index(
     elif complete and canvas_old is not None:
         for table in ("nodes", "edges", "memberships"):
             conn.execute(f"DELETE FROM {table} WHERE source_id=?", (source_id,))
+        report.changed = True
+    report.changed = report.changed or bool(report.changed_files or delete_sections or gone_files)
     unresolved += _bind_file_nodes(conn, source_id, canvas_in is not None, report)
     if complete and unresolved:
         raise InvalidInputError(

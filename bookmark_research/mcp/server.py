@@ -4,7 +4,9 @@ Each registered operation becomes one tool with the operation's name, its pydant
 JSON schema (closed: ``additionalProperties: false``) as input schema and its output model as
 output schema. Arguments are validated by that same input model before any work happens; the
 result is returned as ``structuredContent`` plus the same JSON as text. Failures come back as
-``isError`` with ``{"tool", "error", "error_kind"}``, never a traceback.
+``isError`` with ``{"tool", "error", "error_kind"}``, never a traceback. Input fields an operation declares
+``terminal_only_fields`` (e.g. the folder a session writes into) are left out of the published schema and a
+call that passes one is refused.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ def _error(tool: str, message: str, kind: str) -> CallToolResult:
 
 def _tool(op: Operation, app: App, lock: threading.Lock, after: Callable[[str], None]) -> Tool:
     def call(**arguments: Any) -> Any:
+        refused = next((f for f in op.terminal_only_fields if f in arguments), None)
+        if refused is not None:  # a choice the registry reserves for a terminal (e.g. where files are written)
+            return _error(op.name, op.terminal_only_refusal(refused), "invalid_input")
         with lock:  # one operation at a time on the shared connection
             try:
                 result = run(app, op.name, arguments)
@@ -86,8 +91,18 @@ def _tool(op: Operation, app: App, lock: threading.Lock, after: Callable[[str], 
         structured_output=True,
     )
     tool.fn_metadata.arg_model = _Arguments
-    tool.parameters = op.input_model.model_json_schema()
+    tool.parameters = _schema(op)
     return tool
+
+
+def _schema(op: Operation) -> dict[str, Any]:
+    """The input model's JSON schema without the fields only a terminal may set."""
+    schema = op.input_model.model_json_schema()
+    for field in op.terminal_only_fields:
+        schema.get("properties", {}).pop(field, None)
+        if field in schema.get("required", []):
+            schema["required"] = [r for r in schema["required"] if r != field]
+    return schema
 
 
 def build_server(app: App, watch: Timing | None = None) -> MCPServer:

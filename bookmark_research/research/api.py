@@ -52,6 +52,13 @@ def report_text(app: App, research_id: str) -> str:
     return store.read_regular(session.path(relative), "report.md").decode("utf-8")
 
 
+def coverage(app: App, research_id: str) -> dict[str, Any]:
+    """The session's coverage recomputed now, per-input ``rows`` included (as ``research_coverage`` sees it)."""
+    from bookmark_research.research import coverage as evaluation
+
+    return evaluation.evaluate(store.open_session(app, research_id))
+
+
 @contextmanager
 def session_lock(app: App, research_id: str) -> Iterator[None]:
     """The session's own lock (``.state.json.lock``), for a consistent read-modify-write across calls."""

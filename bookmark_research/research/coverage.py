@@ -45,6 +45,21 @@ def _metric(count: int, total: int) -> dict[str, Any]:
     return {"count": count, "total": total, "rate": round(count / total, 6) if total else None}
 
 
+def recorded_gaps(state: dict[str, Any], question_id: str) -> list[dict[str, Any]]:
+    """Every gap recorded for a question, oldest first, each ``open`` (the question's current gap) or
+    ``superseded`` (a later answer or gap replaced it); a gap is never lost from the report."""
+    events = [e for e in state["events"] if e.get("kind") == "gap" and isinstance(e.get("value"), dict)
+              and e["value"].get("id") == question_id and isinstance(e["value"].get("gap"), str)]
+    out = [{"text": e["value"]["gap"], "at": e["at"], "status": "superseded"} for e in events]
+    current = next((q.get("gap") for q in state["questions"] if q["id"] == question_id), None)
+    if current:
+        if out and out[-1]["text"] == current:
+            out[-1]["status"] = "open"
+        else:
+            out.append({"text": current, "at": None, "status": "open"})
+    return out
+
+
 def question_rows(ev: Evaluator) -> list[dict[str, Any]]:
     state = ev.session.state
     claims = {c["id"]: c for c in state["claims"]}
@@ -59,7 +74,8 @@ def question_rows(ev: Evaluator) -> list[dict[str, Any]]:
             for cid in q["claim_ids"]:
                 claim = claims.get(cid)
                 issues += [f"Unknown claim: {cid}"] if claim is None else ev.claim_issues(claim)
-        out.append({"id": q["id"], "status": q["status"], "complete": not issues, "gap": q["gap"], "issues": issues})
+        out.append({"id": q["id"], "status": q["status"], "complete": not issues, "gap": q["gap"],
+                    "recorded_gaps": recorded_gaps(state, q["id"]), "issues": issues})
     return out
 
 

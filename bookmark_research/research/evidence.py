@@ -23,8 +23,8 @@ from bookmark_research.research.store import Session
 
 PROVENANCE_KINDS = ("page", "archived_page", "local_document", "external_report")
 _LINKS: dict[tuple[str, str], Links] = {}
-REVIEW_NEXT = ("Read the saved text with research_source, then record a source_review (accepted, rejected or "
-               "uncertain) before relying on it.")
+REVIEW_NEXT = ("Read the saved text with research_source (terminal: research source ID SOURCE), then record a "
+               "source_review (accepted, rejected or uncertain) before relying on it.")
 
 
 def links(session: Session) -> Links:
@@ -49,6 +49,20 @@ def base_source(question_id: str, operation_id: str, url: str, **fields: Any) ->
               "instance_ids": []}
     record.update(fields)
     return record
+
+
+def failure_reason(extraction_status: str | None, http_status: int | None) -> str:
+    """Why a read gave no usable text when no error was raised: ``not_found (HTTP 404)``, ``login_wall``."""
+    return f"{extraction_status or 'unknown'}" + (f" (HTTP {http_status})" if http_status else "")
+
+
+def source_failure(source: dict[str, Any]) -> str | None:
+    """Why a source has no usable text (its error, else its extraction status), or ``None`` when it has."""
+    if source.get("error"):
+        return str(source["error"])
+    if source.get("extraction_status") not in (None, "extracted"):
+        return failure_reason(source.get("extraction_status"), source.get("http_status"))
+    return None
 
 
 def link(session: Session, record: dict[str, Any], inventory_ids: list[str] | None = None) -> dict[str, Any]:

@@ -44,8 +44,9 @@ def source_freshness(app: App, state: dict[str, Any], manifest: dict[str, Any]) 
             files += [{"source_id": sid, **f} for f in source_files]
         current = overall_input_version(files) if len(files) or not state["source_ids"] else None
         out.update(current_input_version=current, source_states=states)
-        if any(s["state"] == "removed" for s in states.values()):
-            out.update(state="changed", requires_review=True)
+        removed = [sid for sid, s in states.items() if s["state"] == "removed"]
+        if removed:  # still "changed" (what readers test), with which sources are gone
+            out.update(state="changed", requires_review=True, removed_source_ids=removed)
         else:
             changed = current != frozen
             out.update(state="changed" if changed else "unchanged", requires_review=changed)

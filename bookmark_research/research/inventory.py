@@ -269,7 +269,13 @@ def preview(scope: dict[str, Any], context_path: str) -> dict[str, Any]:
     out["artifact_json_pointer"] = "/source_scope"
     out["detail_note"] = ("Lists are cut to their first 20 items; context.json holds the complete scope and "
                           "research_inventory pages through every entry.")
+    if scope.get("mode") == "whole" and scope.get("focus_bookmark_refs"):
+        out["focus_note"] = FOCUS_NOTE
     return out
+
+
+FOCUS_NOTE = ("Whole mode: every bookmark of the sources is in scope and the bookmark_refs only mark focus; "
+              "start with scope_mode subset (--scope-mode subset) to narrow the scope to them.")
 
 
 class Links:

@@ -16,8 +16,10 @@ Reservations are never refunded.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +27,7 @@ from bookmark_research import atomic
 from bookmark_research.canvas.strictjson import load_object
 from bookmark_research.clock import iso
 from bookmark_research.core.app import App
-from bookmark_research.errors import ConflictError
+from bookmark_research.errors import BookmarkResearchError, ConflictError
 from bookmark_research.research import store
 from bookmark_research.research.ids import digest, operation_file_stem
 from bookmark_research.research.store import Session
@@ -36,22 +38,79 @@ COUNTERS = {"max_search_calls": "search_calls", "max_fetch_calls": "fetch_calls"
 PER_URL_FETCHERS = ("jina", "direct")  # one HTTP request per URL: one budget unit per URL
 BATCH_URLS = 8
 CLOSED = "Research is closed; inspect its report or start a new session"
-INCOMPLETE = "Research has an incomplete report; use research_record kind=resume with a reason to continue"
+INCOMPLETE = ("Research has an incomplete report; use research_record kind=resume with a reason to continue (terminal: "
+              "bookmark-research research resume ID --reason TEXT)")
 NOT_PENDING = "Research operation is no longer pending; its late result was not committed"
-PENDING_NEXT = ("Inspect the saved operation; acknowledge interruption with research_record before using a new "
-                "operation_id. No automatic retry or budget refund.")
+PENDING_NEXT = ("Inspect the saved operation; acknowledge interruption with research_record kind=interruption "
+                "(terminal: research record ID) before using a new operation_id. No automatic retry or budget "
+                "refund.")
 BUDGET_UNIT = ("search_calls: one per provider x question x query; fetch_calls: one per provider batch of up to "
                "8 URLs (jina and direct: one per URL); rounds: one per research_search call. Reservations are made "
                "before any network request and never refunded; saved-text reads, records, imports and reports are free.")
+
+
+class OperationInterrupted(KeyboardInterrupt):
+    """Ctrl-C after a reservation, with one line saying what became of the operation."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+#: The operation this context reserved last (set by :func:`reserve`), for :func:`interruptible`.
+_CURRENT: ContextVar[Begun | None] = ContextVar("research_operation", default=None)
+
+
+def _amounts(reserved: dict[str, int]) -> str:
+    names = {"search_calls": "search call", "fetch_calls": "fetch call", "rounds": "round"}
+    parts = [f"{n} {names.get(k, k)}{'' if n == 1 else 's'}" for k, n in reserved.items() if n]
+    return " and ".join(parts) or "no budget"
+
+
+def interrupted(begun: Begun) -> OperationInterrupted:
+    """What an interrupt did to ``begun``'s operation (read back from the session), as one line."""
+    op_id = begun.operation["id"]  # type: ignore[index]
+    op = begun.operation or {}
+    try:
+        op = find_operation(store.load_state(begun.directory)[0], op_id) or op
+    except (BookmarkResearchError, OSError):
+        pass
+    if op.get("status") == "pending":
+        return OperationInterrupted(
+            f"interrupted: operation {op_id} stays pending and used {_amounts(op.get('reserved') or {})} (never "
+            f"refunded); to continue, record an interruption: echo '{{\"kind\": \"interruption\", "
+            f"\"operation_id\": \"{op_id}\", \"text\": \"…\"}}' | bookmark-research research record "
+            f"{begun.research_id}")
+    return OperationInterrupted(f"interrupted after operation {op_id} was saved ({op.get('status')}); the same "
+                                "operation_id replays its result")
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Turn Ctrl-C after a reservation into :class:`OperationInterrupted` (before one: a plain interrupt,
+    nothing was reserved)."""
+    token = _CURRENT.set(None)
+    try:
+        yield
+    except OperationInterrupted:
+        raise
+    except KeyboardInterrupt:
+        begun = _CURRENT.get()
+        if begun is None or begun.operation is None:
+            raise
+        raise interrupted(begun) from None
+    finally:
+        _CURRENT.reset(token)
 
 
 class BudgetExhaustedError(ConflictError):
     kind = "budget_exhausted"
 
 
-def budget_exhausted(counter: str) -> BudgetExhaustedError:
-    return BudgetExhaustedError(f"Research budget exhausted: {counter}; synthesize available evidence or finish "
-                                "incomplete")
+def budget_exhausted(counter: str, needed: int | None = None, left: int | None = None) -> BudgetExhaustedError:
+    detail = f" (this step needs {needed}, {max(0, left)} left)" if needed is not None and left is not None else ""
+    return BudgetExhaustedError(f"Research budget exhausted: {counter}{detail}; synthesize available evidence or "
+                                "finish incomplete")
 
 
 def require_active(state: dict[str, Any]) -> None:
@@ -170,13 +229,15 @@ def reserve(app: App, research_id: str, operation_id: str, kind: str, parameters
         amount = {k: v for k, v in cost(session).items() if v}
         over = _fits(session.state, amount)
         if over is not None:
-            raise budget_exhausted(over)
+            raise budget_exhausted(over, amount.get(over, 0), remaining(session.state)[over])
         op = {"id": operation_id, "kind": kind, "digest": digests[0], "parameters": parameters, "status": "pending",
               "reserved": {}, "started_at": iso(), "finished_at": None, "result_file": None, **(extra or {})}
         _add(session.state, op, amount)
         session.state["operations"].append(op)
         session.save()
-        return Begun(session.directory, research_id, operation=dict(op))
+        begun = Begun(session.directory, research_id, operation=dict(op))
+        _CURRENT.set(begun)
+        return begun
 
 
 def extend(app: App, begun: Begun, options: list[tuple[Any, dict[str, int]]], record: str) -> list[Any]:

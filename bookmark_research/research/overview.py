@@ -50,6 +50,10 @@ def shape(section: str, record: dict[str, Any]) -> dict[str, Any]:
                 c.update(quote=c["quote"][:300], quote_truncated=True)
             out["citations"].append(c)
     elif section == "sources":
+        from bookmark_research.research.evidence import source_failure
+
+        if source_failure(record):
+            out["failure"] = source_failure(record)
         out.pop("bookmark_refs", None)
         out.pop("instance_ids", None)
         out["bookmark_ref_count"] = len(record.get("bookmark_refs", []))

@@ -10,10 +10,11 @@ retracting a claim does the same and keeps the claim (with its quotes) in the hi
 from __future__ import annotations
 
 import copy
-import shutil
+import os
 import uuid
 from typing import Any
 
+from bookmark_research import atomic
 from bookmark_research.clock import iso
 from bookmark_research.core.app import App
 from bookmark_research.errors import BookmarkResearchError, ConflictError, InvalidInputError, NotFoundError
@@ -84,11 +85,13 @@ def _apply(session: Session, entry: Any, in_batch: bool) -> tuple[str, str, dict
         raise InvalidInputError("entry must be an object")
     kind = entry.get("kind")
     if not isinstance(kind, str) or kind not in FIELDS:
-        raise InvalidInputError("Unknown research entry kind or fields")
+        raise InvalidInputError(f"kind: Unknown research entry kind {kind!r} (one of {', '.join(FIELDS)})")
     required, optional = FIELDS[kind]
     keys = set(entry) - {"kind"}
     if not keys <= required | optional:
-        raise InvalidInputError("Unknown research entry kind or fields")
+        takes = ", ".join(sorted(required)) + (f"; optional {', '.join(sorted(optional))}" if optional else "")
+        raise InvalidInputError(f"Unknown fields of a {kind} entry: {', '.join(sorted(map(str, keys - required - optional)))} "
+                                f"(a {kind} takes {takes})")
     missing = sorted(required - keys)
     if missing:
         raise InvalidInputError(f"{kind} needs {', '.join(missing)}")
@@ -197,16 +200,19 @@ def _apply(session: Session, entry: Any, in_batch: bool) -> tuple[str, str, dict
 
 def _resume(session: Session, text: str) -> tuple[dict[str, Any], bool]:
     state = session.state
+    if state["status"] == "active":
+        raise ConflictError("Only an incomplete report can be resumed; this session is active and already accepts "
+                            "steps")
     if state["status"] != "incomplete":
-        raise ConflictError("Only an incomplete report can be resumed; active sessions already accept steps")
+        raise ConflictError(f"Only an incomplete report can be resumed; this session is {state['status']} (closed): "
+                            "start a new session to go on")
     suffix = uuid.uuid4().hex[:12]
     previous = {}
     for key, name, ext in (("report", "report", "md"), ("sources", "sources", "json"), ("state", "state", "json")):
         source = session.directory / f"{name}.{ext}"
         target = session.directory / f"{name}-{suffix}.{ext}"
-        if source.exists():
-            shutil.copyfile(source, target)
-            target.chmod(0o600)
+        if source.exists() or os.path.islink(source):
+            atomic.write_bytes(target, store.read_regular(source, f"{name}.{ext}"))  # never through a link
             previous[key] = target.name
     for key in ("summary", "limitations", "finished_at", "artifacts"):
         state.pop(key, None)
@@ -214,6 +220,18 @@ def _resume(session: Session, text: str) -> tuple[dict[str, Any], bool]:
     recorded = {"status": "active", "text": text, "previous_status": "incomplete", "previous_artifacts": previous}
     state["events"].append({"at": iso(), "kind": "resume", "value": copy.deepcopy(recorded)})
     return recorded, False
+
+
+def _prepare_quotes(app: App, research_id: str, items: list[Any]) -> tuple[Session | None, dict[Any, Any]]:
+    """Quote look-ups (and closest passages) done on an unlocked snapshot; the locked step reuses them,
+    and the snapshot itself when state.json has not changed meanwhile."""
+    if not any(isinstance(i, dict) and i.get("citations") for i in items):
+        return None, {}
+    try:
+        snapshot = store.open_session(app, research_id)
+    except BookmarkResearchError:
+        return None, {}  # the locked load reports it
+    return snapshot, citations.prepare(snapshot, items)
 
 
 def _batch_error(index: int, exc: BookmarkResearchError) -> BookmarkResearchError:
@@ -236,7 +254,9 @@ def record(app: App, research_id: str, entry: Any = None, entries: Any = None,
         for index, item in enumerate(entries):
             if isinstance(item, dict) and item.get("kind") in SINGLE_ONLY:
                 raise InvalidInputError(f"entries[{index}]: resume and external_run require a single entry call")
-    with store.locked_session(app, research_id) as session:
+    snapshot, prepared = _prepare_quotes(app, research_id, [entry] if entries is None else entries)
+    with store.locked_session(app, research_id, snapshot) as session:
+        session.prepared_quotes = prepared
         if entries is None:
             kind, rid, recorded, replayed = _apply(session, entry, False)
             if not replayed or session.materialised:

@@ -3,8 +3,8 @@ coverage file, and the ``wiki_follow_up``."""
 
 from __future__ import annotations
 
-import json
 import re
+import time
 from collections import Counter
 from typing import Any
 
@@ -15,6 +15,7 @@ from bookmark_research.errors import ConflictError, NotFoundError
 from bookmark_research.research import citations, coverage, jsonfile, reviews, store
 from bookmark_research.research.ids import sha256_text
 from bookmark_research.research.operations import require_active
+from bookmark_research.research.evidence import source_failure
 from bookmark_research.research.store import Session
 
 CAVEAT = ("Sources are provider extracts, host imports or secondary reports of pages; quotes are verified to stand in "
@@ -87,13 +88,29 @@ def wiki_follow_up(app: App, session: Session) -> dict[str, Any]:
     if policy == "off":
         return {"policy": "off"}
     terms = distinctive_terms(session.state)
-    instruction = {
-        "suggest": ("Show the user the candidate wiki pages (or propose a new page) and the eligible claims, and "
-                    "ask before writing anything to the wiki."),
-        "auto": "Write the eligible claims into the wiki now, without asking, and report what was written.",
-    }[policy]
+    claims = eligible(session)
+    if not claims:
+        instruction = ("No claim is eligible for the wiki (an eligible claim is active and every citation is an "
+                       "accepted source); there is nothing to write.")
+    elif not wiki_available():
+        instruction = ("This installation has no wiki tool yet: show the user the eligible claims instead of "
+                       "writing them anywhere.")
+    else:
+        instruction = {
+            "suggest": ("Show the user the candidate wiki pages (or propose a new page) and the eligible claims, and "
+                        "ask before writing anything to the wiki."),
+            "auto": "Write the eligible claims into the wiki now, without asking, and report what was written.",
+        }[policy]
     return {"policy": policy, "candidates": wiki_candidates(app, terms)[:5], "terms": terms,
-            "eligible_claim_ids": eligible(session), "instruction": instruction}
+            "eligible_claim_ids": claims, "instruction": instruction}
+
+
+def wiki_available() -> bool:
+    """Whether a wiki operation is registered (the wiki stage is installed), so an instruction to write
+    into the wiki can be followed."""
+    from bookmark_research.core.registry import MODULES
+
+    return any(name.startswith("wiki") for names in MODULES.values() for name in names)
 
 
 # --- the report -------------------------------------------------------------------------------------------
@@ -117,16 +134,18 @@ def render(session: Session, cover: dict[str, Any], coverage_file: str) -> str:
     if len(state["brief"].splitlines()) > 1:
         out += [state["brief"], ""]
     out += [state["summary"], "", "## Scope", "", state["scope"] or "See the research questions below.", "",
-            f"Indexed input sources: {', '.join(state['source_ids']) or 'None'}", "",
+            f"Input: {_input_line(state)}", "",
             "[Bookmark context in the research scope](context.json)", "",
             f"Input scope: **{scope['mode']}** · {scope['selected_url_count']}/{scope['input_url_count']} exact "
             f"original URLs · {scope['selected_instance_count']}/{scope['input_instance_count']} bookmark instances",
             "", f"Input version: `{scope['input_version']}` · [Complete frozen inventory](inventory.json)", ""]
     if plan["selected_urls"] > 0:
-        out += [f"Initial fetch budget: minimum_required={plan['minimum_required']} calls at up to "
-                f"{plan['max_urls_per_call']} URLs/call; configured={plan['configured_limit']}; "
-                f"call_shortfall={plan['call_shortfall']}; URLs beyond that capacity={plan['urls_beyond_capacity']}. "
-                f"The complete scope is retained. {plan['basis']}", ""]
+        short = (f" — {plan['call_shortfall']} short, so {plan['urls_beyond_capacity']} URLs are beyond it"
+                 if plan["call_shortfall"] else "")
+        out += [f"Initial fetch budget: reading all {plan['selected_urls']} URLs takes at least "
+                f"{plan['minimum_required']} fetch calls (up to {plan['max_urls_per_call']} URLs per call); "
+                f"{plan['configured_limit']} were configured{short}. The complete scope is retained. "
+                f"{plan['basis']}", ""]
     m = cover["metrics"]
     out += ["| Coverage measure | Count / scope | Rate |", "| --- | --- | --- |"]
     for label, key in (("Accounted for", "accounted_for"), ("Usable accepted text", "usable_text"),
@@ -155,8 +174,14 @@ def render(session: Session, cover: dict[str, Any], coverage_file: str) -> str:
             out += [f"Previous answer (requires revision): {q['answer']}", ""]
         else:
             out += ["No supported answer recorded.", ""]
-        if q.get("gap"):
-            out += [f"Unresolved: {q['gap']}", ""]
+        gaps = coverage.recorded_gaps(state, q["id"])
+        for gap in gaps:
+            if gap["status"] == "open":
+                out += [f"Unresolved: {gap['text']}", ""]
+        earlier = [g for g in gaps if g["status"] == "superseded"]
+        if earlier:
+            out += ["Gaps recorded earlier (superseded by a later answer or gap):", ""]
+            out += [f"- {g['text']} ({g['at']})" for g in earlier] + [""]
 
     out += ["## Claims and evidence", ""]
     for c in state["claims"]:
@@ -196,7 +221,12 @@ def render(session: Session, cover: dict[str, Any], coverage_file: str) -> str:
             if run.get("result_file"):
                 out.append(f"  [Saved complete result]({run['result_file']}) · SHA-256: `{run['result_sha256']}`")
         out.append("")
-    out += [f"Budget reservations: {json.dumps(state['usage'])} of {json.dumps(state['budget'])}", "", "## Sources", ""]
+    used, budget = state["usage"], state["budget"]
+    out += [f"Budget used (reserved before each request, never refunded): search calls {used['search_calls']}/"
+            f"{budget['max_search_calls']} · fetch calls {used['fetch_calls']}/{budget['max_fetch_calls']} · "
+            f"rounds {used['rounds']}/{budget['max_rounds']}", ""]
+    out += _set_aside(session)
+    out += ["## Sources", ""]
     for s in state["sources"]:
         out += [f"### Source {s['id']}", "", s["url"], "",
                 f"Provider: {s['provider']} · Retrieved: {s.get('retrieved_at') or 'unknown'} · Status: "
@@ -206,6 +236,9 @@ def render(session: Session, cover: dict[str, Any], coverage_file: str) -> str:
         if s.get("doi") or s.get("venue") or s.get("year"):
             out.append(f"DOI: {s.get('doi') or 'none'} · Venue: {s.get('venue') or 'unknown'} · Year: "
                        f"{s.get('year') or 'unknown'}")
+        failure = source_failure(s)
+        if failure:
+            out.append(f"Not read: {failure}")
         review = s.get("review") or {}
         out.append(f"Content review: {review.get('verdict')}" + (f" — {review['text']}" if review.get("text") else ""))
         files = [f"[Manifest]({s['manifest_file']})" if s.get("manifest_file") else None,
@@ -228,6 +261,27 @@ def render(session: Session, cover: dict[str, Any], coverage_file: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _input_line(state: dict[str, Any]) -> str:
+    if state["source_ids"]:
+        return "indexed sources " + ", ".join(state["source_ids"])
+    if state["source_scope"]["mode"] == "questions":
+        return "questions only (no bookmarks)"
+    return "a plain URL list"
+
+
+def _set_aside(session: Session) -> list[str]:
+    """The inputs reviewed as excluded or blocked, with their URLs and reasons."""
+    reviews = [r for r in session.state["inventory_reviews"] if r["disposition"] in ("excluded", "blocked")]
+    if not reviews:
+        return []
+    urls = {e["id"]: e["original_url"] for e in session.inventory()["entries"]}
+    out = ["## Inputs excluded or blocked", ""]
+    for r in reviews:
+        reason = f" ({r['reason_code']})" if r.get("reason_code") else ""
+        out.append(f"- {r['inventory_id']} {urls.get(r['inventory_id'], '')} — {r['disposition']}{reason}: {r['text']}")
+    return out + [""]
+
+
 def sources_document(state: dict[str, Any], cover: dict[str, Any]) -> dict[str, Any]:
     return {"schema_version": 1, "research_id": state["research_id"], "status": state["status"],
             "sources": state["sources"], "claims": state["claims"], "conflicts": state["conflicts"],
@@ -242,6 +296,8 @@ def finish(app: App, research_id: str, summary: str, status: str, limitations: l
 
     with store.locked_session(app, research_id) as session:
         require_active(session.state)
+        for folder in (session.directory, session.directory / "operations"):  # what a killed writer left: every
+            atomic.remove_leftovers(folder, time.time())  # write there happens under the lock we hold now
         full = coverage.evaluate(session)
         cover = coverage.summary(full)
         _guards(session, status, cover)
@@ -265,8 +321,8 @@ def report(app: App, research_id: str) -> dict[str, Any]:
 
     session = store.open_session(app, research_id)
     if not session.state.get("artifacts"):
-        raise NotFoundError("Research has no report yet; finish it with research_finish (status incomplete keeps "
-                            "it resumable)")
+        raise NotFoundError("Research has no report yet; finish it with research_finish (terminal: research finish "
+                            "ID --summary TEXT; status incomplete keeps it resumable)")
     path = session.path(session.state["artifacts"]["report"])
     data = store.read_regular(path, "report.md")
     return {"research_id": session.id, "status": session.state["status"], "path": str(path),

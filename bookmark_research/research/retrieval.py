@@ -33,14 +33,21 @@ from bookmark_research.providers.base import FetchAttempt
 from bookmark_research.providers.urls import canonical_url, check_url
 from bookmark_research.research import evidence, operations, store
 from bookmark_research.research.ids import sha256_bytes
+from bookmark_research.research.evidence import failure_reason
 from bookmark_research.research.operations import Begun
 from bookmark_research.research.store import Session
 
 WEB = ("exa", "parallel", "tavily", "jina")
 SCHOLARLY = ("openalex", "semantic_scholar", "crossref", "pubmed", "arxiv")
-FETCH_NEXT = ("Read each source with research_source, record a source_review, then claims quoting the saved text.")
+FETCH_NEXT = ("Read each source with research_source (terminal: research source ID SOURCE), record a source_review, "
+              "then claims quoting the saved text (research_record; terminal: research record ID).")
+SCHOLARLY_NEXT = ("Scholarly records are sources: read them with research_source (terminal: research source ID "
+                  "SOURCE) and review them before quoting an abstract; fetch the paper's page to read more.")
+SCHOLARLY_FAILED = ("No scholarly record was found. Retrying needs a new operation_id and budget (other providers or "
+                    "another query); or record a gap.")
 FETCH_FAILED = ("No page text was read. Retrying needs a new operation_id and budget; or import text the host read "
-                "with research_import_evidence, record a blocked inventory_review, or a gap.")
+                "with research_import_evidence (terminal: research import ID --input FILE), record a blocked "
+                "inventory_review, or a gap.")
 
 
 def _questions(session: Session, ids: list[str]) -> None:
@@ -123,6 +130,14 @@ def search(app: App, p: Any) -> dict[str, Any]:
                              actual_usage=payload.get("usage"))
 
 
+def _provider_reason(diagnostic: dict[str, Any]) -> str:
+    """One provider's failure in a scholarly search, as a line naming it."""
+    if diagnostic.get("missing"):
+        return f"{diagnostic['provider']}: needs {', '.join(diagnostic['missing'])}"
+    reason = diagnostic.get("error") or diagnostic.get("status") or "failed"
+    return reason if reason.startswith(f"{diagnostic['provider']}:") else f"{diagnostic['provider']}: {reason}"
+
+
 def _record_text(record: dict[str, Any]) -> str:
     lines = [record.get("title") or "(untitled)"]
     authors = "; ".join(a if isinstance(a, str) else str(a) for a in (record.get("authors") or [])[:20])
@@ -179,16 +194,29 @@ def _scholarly(app: App, p: Any, session: Session, pairs: list[tuple[str, str]],
             saved = save(app, provider="literature", tool="literature_search",
                          request={"query": query, "providers": providers}, response=result, pages=pages,
                          retrieved_at=records[0]["retrieved_at"] if records else iso(),
-                         root=begun.directory / "evidence", index=False) if pages else None
+                         root=evidence_root(begun.directory), index=False) if pages else None
             captures.append((target, saved or {}, records, result))
-            targets.append({"target": target, "query": query, "status": {"ok": "ok", "warning": "partial"}.get(
+            view = {"target": target, "query": query, "status": {"ok": "ok", "warning": "partial"}.get(
                 result["status"], "error"), "providers": providers, "diagnostics": result["diagnostics"],
-                "record_count": len(records)})
+                "record_count": len(records)}
+            failures = [d for d in result["diagnostics"]["providers"] if d["status"] != "ok"]
+            if failures:
+                view["errors"] = [{"provider": d["provider"], "error": _provider_reason(d),
+                                   "error_kind": d.get("error_kind") or "provider_error"} for d in failures]
+            if view["status"] == "error":
+                view["error"] = "; ".join(e["error"] for e in view.get("errors", [])) or "no records"
+            targets.append(view)
         statuses = [t["status"] for t in targets]
         status = "ok" if all(s == "ok" for s in statuses) else "error" if all(s == "error" for s in statuses) \
             else "partial"
-        return {"status": status, "result": {"kind": "scholarly", "targets": targets},
-                "usage": {"tool_calls": sum(len(v) for v in plan.values())}}
+        out = {"status": status, "result": {"kind": "scholarly", "targets": targets},
+               "usage": {"tool_calls": sum(len(v) for v in plan.values())}}
+        if status == "error":
+            reasons = list(dict.fromkeys(t["error"] for t in targets))
+            kinds = [e["error_kind"] for t in targets for e in t.get("errors", [])]
+            out.update(error="no scholarly provider succeeded: " + "; ".join(reasons),
+                       error_kind=kinds[0] if kinds else "no_usable_provider")
+        return out
 
     payload, exc = _request(run)
     if exc is not None:
@@ -220,8 +248,7 @@ def _scholarly(app: App, p: Any, session: Session, pairs: list[tuple[str, str]],
             for target in payload["result"]["targets"]:
                 target["source_ids"] = [src["id"] for src in new if src["question_id"] == target["target"]]
             payload["sources"] = new
-            payload["next_action"] = ("Scholarly records are sources: read them with research_source and review "
-                                      "them before quoting an abstract; fetch the paper's page to read more.")
+            payload["next_action"] = SCHOLARLY_NEXT if new else SCHOLARLY_FAILED
         return payload, payload["status"]
 
     return operations.commit(app, begun, build, sources if exc is None else None, actual_usage=payload.get("usage"))
@@ -262,10 +289,18 @@ def _archived(app: App, urls: list[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def evidence_root(directory: Path) -> Path:
+    """The session's ``evidence/`` folder, checked (no folder on the way a symbolic link) and laid out
+    (``pages/`` and ``captures/`` 0700) just before a write."""
+    store.check_folders(directory)
+    for sub in ("pages", "captures"):
+        store.make_dirs(directory / "evidence" / sub)
+    return directory / "evidence"
+
+
 def _copy_archived(directory: Path, entry: dict[str, Any]) -> None:
     """Copy an archived page and its capture files into the session's evidence folder."""
-    pages = directory / "evidence" / "pages"
-    store.make_dirs(pages)
+    pages = evidence_root(directory) / "pages"
     target = pages / f"{entry['sha256']}.txt"
     if not target.exists():
         atomic.write_bytes(target, entry["body"].read_bytes())
@@ -283,7 +318,7 @@ def _copy_archived(directory: Path, entry: dict[str, Any]) -> None:
 
 def _save_attempt(app: App, directory: Path, attempt: FetchAttempt, settings: Settings) -> dict[str, Any]:
     saved = save(app, provider=attempt.provider, tool=attempt.tool, request=attempt.request, response=attempt.raw,
-                 pages=attempt.pages, retrieved_at=attempt.retrieved_at, root=directory / "evidence", index=False)
+                 pages=attempt.pages, retrieved_at=attempt.retrieved_at, root=evidence_root(directory), index=False)
     if settings.archive.enabled:
         try:  # the shared archive too, so later sessions and search_archive find the page
             save(app, provider=attempt.provider, tool=attempt.tool, request=attempt.request, response=attempt.raw,
@@ -308,8 +343,35 @@ def _attempt_view(attempt: FetchAttempt, saved: dict[str, Any] | None, archive_e
         view.update(error=failed.error, error_kind=failed.error_kind, retryable=failed.error_kind in (
             "rate_limited", "transient_http", "timeout", "connection_error"))
     elif not extracted:
-        view.update(error=f"{attempt.provider}: no usable page text", error_kind="no_usable_text", retryable=False)
+        why = ", ".join(dict.fromkeys(failure_reason(pg.extraction_status, pg.http_status) for pg in attempt.pages))
+        view.update(error=f"{attempt.provider}: no usable page text" + (f" ({why})" if why else ""),
+                    error_kind="no_usable_text", retryable=False)
     return view
+
+
+def _refuse_private_literals(urls: list[str], network: list[str]) -> None:
+    """A URL whose host is a private, loopback or link-local address (or ``localhost``) that the direct
+    fetcher's guard would refuse: refused here, before any budget is reserved (nothing would be sent)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    from bookmark_research.providers.direct import BlockedAddress, check_address
+
+    if load().direct.allow_private_networks:
+        return
+    for url in network:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+        try:
+            if host == "localhost" or host.endswith(".localhost"):
+                raise BlockedAddress(host)
+            check_address(str(ipaddress.ip_address(host)), False)
+        except ValueError:
+            continue  # a name: resolved (and checked) when fetched
+        except BlockedAddress:
+            raise InvalidInputError(
+                f"urls[{urls.index(url)}]: {url} is a private, loopback or link-local address, which the direct "
+                "fetcher refuses (to allow it: 'bookmark-research config set direct.allow_private_networks true' "
+                "in a terminal); nothing was reserved") from None
 
 
 def fetch(app: App, p: Any) -> dict[str, Any]:
@@ -325,6 +387,8 @@ def fetch(app: App, p: Any) -> dict[str, Any]:
         parameters["fallback_providers"] = order[1:]
     reused = _archived(app, urls) if p.reuse_archive else {}
     network = [u for u in urls if u not in reused]
+    if order[0] == "direct":
+        _refuse_private_literals(urls, network)
     begun = operations.reserve(
         app, p.research_id, p.operation_id, "fetch", parameters,
         lambda s: {"fetch_calls": operations.fetch_cost(order[0], len(network))},

@@ -14,8 +14,9 @@ A session is a folder ``<root>/r-<16 hex>/`` (0700) holding readable files::
 
 The root is ``output_directory`` (one session), else settings ``output.directory``, else
 ``<data dir>/research``. Sessions placed elsewhere are remembered in ``<data dir>/research-locations.json``.
-Every write is atomic (temp file, fsync, rename); ``state.json`` must never be a symbolic link, and every
-artifact a state names must resolve inside the session folder.
+Every write is atomic (temp file, fsync, rename); neither ``state.json`` nor a folder the session writes
+through (:data:`FOLDERS`) may be a symbolic link, ``state.json`` must pass ``state_schema`` on every load,
+and every artifact a state names must resolve inside the session folder.
 """
 
 from __future__ import annotations
@@ -166,6 +167,9 @@ class Session:
         self.directory = directory
         self.state = state
         self.materialised = materialised  # state differs from state.json by recovered receipts
+        #: quote look-ups done before the lock was taken ((source sha256, quote) → (match, closest passage))
+        self.prepared_quotes: dict[tuple[str, str], Any] = {}
+        self.state_key: tuple[int, int, int, int] | None = None  # of the state.json read (unlocked reads)
 
     @property
     def id(self) -> str:
@@ -235,6 +239,27 @@ def _remember(cache: OrderedDict[str, dict[str, Any]], key: str, value: dict[str
         cache.popitem(last=False)
 
 
+#: The folders a session writes through (its own folder first); none may be a symbolic link.
+FOLDERS = ("", "operations", "evidence", "evidence/pages", "evidence/captures", "work", "external-runs")
+
+
+def check_folders(directory: Path, *more: str) -> None:
+    """Refuse a session whose folder, or a folder it writes through, is a symbolic link (or not a folder):
+    a write would land outside the session while every later read refuses it."""
+    for relative in FOLDERS + more:
+        path = directory / relative if relative else directory
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue  # created (0700) when first needed
+        except OSError as exc:
+            raise StorageError(f"{path}: cannot inspect the research folder ({exc.strerror})") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise StorageError(f"Research folder must not be a symbolic link: {path}")
+        if not stat.S_ISDIR(st.st_mode):
+            raise StorageError(f"Research folder is not a folder: {path}")
+
+
 def _refuse_symlink(path: Path) -> None:
     if os.path.islink(path):
         raise StorageError(f"state.json must not be a symbolic link: {path}")
@@ -255,6 +280,15 @@ def check_scope(state: dict[str, Any], manifest: dict[str, Any]) -> None:
         raise StorageError(problem)
 
 
+def state_key(directory: Path) -> tuple[int, int, int, int] | None:
+    """Identity of the current state.json (inode, size, mtime, ctime): an atomic replace or an edit changes it."""
+    try:
+        st = os.stat(directory / "state.json", follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 def load_state(directory: Path) -> tuple[dict[str, Any], bool]:
     """Read and check state.json (never a symlink), then materialise committed receipts in memory."""
     path = directory / "state.json"
@@ -263,6 +297,10 @@ def load_state(directory: Path) -> tuple[dict[str, Any], bool]:
     if state.get("schema_version") != SCHEMA_VERSION or state.get("research_id") != directory.name:
         raise StorageError(f"{path}: not a research session state (schema_version {SCHEMA_VERSION} for "
                            f"{directory.name} expected)")
+    from bookmark_research.research import state_schema
+
+    state_schema.check(state, path)
+    check_folders(directory)
     inventory = directory / "inventory.json"
     if file_sha256(inventory, "inventory.json") != state.get("inventory_manifest_sha256"):
         raise StorageError(f"Frozen input inventory hash changed: {inventory}")
@@ -305,8 +343,11 @@ def materialise(directory: Path, state: dict[str, Any]) -> bool:
 def open_session(app: App, research_id: str) -> Session:
     """The session, read without the lock (a consistent snapshot: state.json is replaced atomically)."""
     directory = locate(app, research_id)
+    key = state_key(directory)  # taken before the read: a replace during it makes the key stale, never wrong
     state, changed = load_state(directory)
-    return Session(app, directory, state, changed)
+    session = Session(app, directory, state, changed)
+    session.state_key = key
+    return session
 
 
 @contextlib.contextmanager
@@ -316,11 +357,25 @@ def lock(directory: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def locked_session(app: App, research_id: str) -> Iterator[Session]:
-    """The session loaded under its lock; the caller saves what it changed before leaving."""
+def locked_session(app: App, research_id: str, snapshot: Session | None = None) -> Iterator[Session]:
+    """The session loaded under its lock; the caller saves what it changed before leaving.
+
+    ``snapshot``: an unlocked read the caller has not changed. When state.json is still the file it was
+    read from, its parsed and checked state is taken over instead of reading the file again (a large state
+    is read once per step even when the step looked things up before taking the lock).
+    """
     directory = locate(app, research_id)
     with lock(directory):
-        state, changed = load_state(directory)
+        if (snapshot is not None and snapshot.directory == directory and snapshot.state_key is not None
+                and snapshot.state_key == state_key(directory)):
+            _refuse_symlink(directory / "state.json")
+            check_folders(directory)
+            state = snapshot.state
+            if file_sha256(directory / "inventory.json", "inventory.json") != state["inventory_manifest_sha256"]:
+                raise StorageError(f"Frozen input inventory hash changed: {directory / 'inventory.json'}")
+            changed = materialise(directory, state) or snapshot.materialised
+        else:
+            state, changed = load_state(directory)
         yield Session(app, directory, state, changed)
 
 
@@ -336,7 +391,7 @@ def create(root: Path, research_id: str, files: dict[str, str]) -> Path:
         os.rmdir(staging)
         raise StorageError(f"Research task folder already exists: {target}")
     try:
-        for sub in ("operations", "evidence", "work"):
+        for sub in ("operations", "evidence", "evidence/pages", "evidence/captures", "work"):
             (staging / sub).mkdir(mode=0o700)
         for name, text in files.items():
             atomic.write_text(staging / name, text)
@@ -350,5 +405,7 @@ def create(root: Path, research_id: str, files: dict[str, str]) -> Path:
 
 
 def make_dirs(path: Path) -> None:
-    """Create a folder inside a session (0700 for every new level)."""
+    """Create a folder inside a session (0700 for every new level); an existing symbolic link is refused."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if os.path.islink(path):
+        raise StorageError(f"Research folder must not be a symbolic link: {path}")

@@ -18,7 +18,7 @@ from bookmark_research.errors import ConflictError, InvalidInputError, NotFoundE
 from bookmark_research.failpoints import crash_point
 from bookmark_research.index import schema
 from bookmark_research.index.db import transaction
-from bookmark_research.index.status import require_source, source_counts
+from bookmark_research.index.status import require_source, store_counts
 from bookmark_research.index.writer import Progress, sha256_hex, sync_index
 from bookmark_research.sources import snapshots
 from bookmark_research.sources.live import git_busy, observe, scan
@@ -292,7 +292,7 @@ def _sync_locked(app: App, conn: Any, pkg: PackageInput, manifest: dict[str, Any
         "replaced_canvas_files": report.replaced_canvas_files,
         "duplicate_source_ids": duplicates,
         "warnings": warnings,
-        "counts": source_counts(conn, source_id),
+        "counts": store_counts(conn, source_id, report.changed),
     }
 
 

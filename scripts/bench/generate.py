@@ -2,8 +2,9 @@
 
     python scripts/bench/generate.py OUT_DIR --bookmarks 10000 [--lang en|zh] [--seed 1]
 
-About 80% of bookmarks live in the permanent browser tree (nested folders, 2-5 levels), the rest in
-temporary sections of ~200 items. Tags, notes and duplicate URLs are sprinkled in; the canvas has a
+About 80% of bookmarks live in the permanent browser tree (nested folders, 2-5 levels), at most
+100,000 (the largest browser profiles); the rest are in temporary sections of ~200 items (a 1M package:
+a 100k tree and 4,500 sections). Tags, notes and duplicate URLs are sprinkled in; the canvas has a
 file node per section, a few nested groups and edges.
 """
 
@@ -20,8 +21,16 @@ EN_WORDS = ("rust async runtime tokio search engine ranking bm25 index sqlite da
             "inference training dataset tokenizer transformer attention retrieval agent tool protocol").split()
 ZH_WORDS = ("推理 加速 模型 知识 图谱 检索 增强 生成 向量 数据库 搜索 引擎 排序 索引 缓存 队列 编译器 浏览器 插件 画布 "
             "书签 研究 论文 综述 基准 内存 分配 训练 数据集 注意力 智能体 工具 协议 公司 产品 开源 社区 教程").split()
+#: A long tail of rare words (each in ~0.05% of titles): real collections have many words few bookmarks share.
+EN_RARE = ("zeppelin quokka marzipan fjord obsidian basalt kestrel lantern meridian nebula origami paprika quasar "
+           "rhubarb saffron tundra umbra vortex walnut xylophone yarrow zither abacus bramble cobalt dervish "
+           "ember falcon gazebo harbor iris jasper kiln lagoon mosaic nectar opal pelican quill raven sequoia "
+           "thistle ukulele velvet willow yonder").split()
+ZH_RARE = ("敦煌 量子 纠缠 甲骨文 青铜器 丝绸 瓷器 昆曲 皮影 剪纸 篆刻 碑帖 园林 榫卯 漆器 刺绣 茶道 书法 古琴 围棋 "
+           "楹联 灯谜 节气 民谣 方言 戏曲 木刻 年画 风筝 蜀锦").split()
 HOSTS = ("github.com", "docs.example.org", "blog.example.net", "arxiv.org", "news.example.com", "wiki.example.org",
          "zhuanlan.example.cn", "www.example.cn", "developer.example.dev", "papers.example.edu")
+TREE_MAX = 100_000  # bookmarks in the browser tree at most
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "gray")
 
 
@@ -29,12 +38,15 @@ class Gen:
     def __init__(self, lang: str, seed: int) -> None:
         self.rng = random.Random(seed)
         self.words = ZH_WORDS if lang == "zh" else EN_WORDS
+        self.rare = ZH_RARE if lang == "zh" else EN_RARE
         self.lang = lang
         self.n = 0
         self.urls: list[str] = []
 
     def title(self, lo: int = 2, hi: int = 7) -> str:
         words = self.rng.choices(self.words, k=self.rng.randint(lo, hi))
+        if self.rng.random() < 0.03:
+            words.append(self.rng.choice(self.rare))
         return ("".join(words) if self.lang == "zh" and self.rng.random() < 0.6 else " ".join(words)).capitalize()
 
     def url(self) -> str:
@@ -110,7 +122,7 @@ def generate(out: Path, bookmarks: int, lang: str = "en", seed: int = 1) -> Path
     perm_dir, temp_dir = ("永久栏目", "临时栏目/常规链式") if lang == "zh" else ("Permanent", "Temporary/General Chain")
     primary_name = "A书签树（永久栏目）.json" if lang == "zh" else "A-PermanentBookmarks.json"
     out.mkdir(parents=True, exist_ok=True)
-    n_temp = bookmarks // 5
+    n_temp = max(bookmarks // 5, bookmarks - TREE_MAX)
     tree, identity = permanent_tree(g, bookmarks - n_temp)
     (out / perm_dir).mkdir(parents=True, exist_ok=True)
     (out / perm_dir / primary_name).write_text(json.dumps({

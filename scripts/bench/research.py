@@ -9,6 +9,8 @@
    the verification alone (warm, and the first touch of each page), then ``research_record`` end to end
    (lock, state load and save) as the state grows, then coverage and an ``incomplete`` finish, which
    re-verify every citation. Process peak memory (max RSS) is reported after each phase.
+4. A 4,000-character near miss (one character changed) on a 1 MB page of 12 repeated words, refused by
+   ``research_record`` with the closest passage (the first refusal also normalises the page).
 
 Sources with 1 MB texts are created through the import path itself (the operation models cap imported
 text at 200,000 characters; pages this size arrive when a fetch is given a large ``max_characters``).
@@ -32,6 +34,7 @@ from generate import EN_WORDS, ZH_WORDS, generate  # noqa: E402
 
 from bookmark_research.core.app import App  # noqa: E402
 from bookmark_research.core.registry import run  # noqa: E402
+from bookmark_research.errors import BookmarkResearchError  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -160,6 +163,32 @@ def main() -> None:
                   f"{1000 * statistics.median(warm):.2f} ms, p95 {1000 * pct(warm, 0.95):.2f} ms, max "
                   f"{1000 * max(warm):.2f} ms (target ≤ 5 ms); first touch of a page (read, hash, normalise) "
                   f"median {1000 * statistics.median(first_touch):.0f} ms; max RSS {rss_mb():.0f} MB")
+
+            # A long near miss on a repetitive page (a table, a list, a log): refused with the closest passage.
+            words = EN_WORDS[:12]
+            repetitive = " ".join(rng.choice(words) for _ in range(int(size / 5)))[:size]
+            import_evidence(app, SimpleNamespace(
+                research_id=rid, operation_id="repetitive", question_id="q1", url="https://bench.example/table",
+                text=repetitive, title="repetitive", inventory_ids=None,
+                provenance=SimpleNamespace(model_dump=lambda **kw: {"kind": "page"})))
+            at = repetitive.index(" ", len(repetitive) * 2 // 3) + 1
+            near = repetitive[at:at + 4000]
+            near = near[:2000] + "X" + near[2001:]
+            repetitive_id = f"s{args.pages + 1}"
+            refusals = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                try:
+                    run(app, "research_record", {"research_id": rid, "entry": {
+                        "kind": "claim", "question_id": "q1", "statement": "Near miss",
+                        "citations": [{"source_id": repetitive_id, "quote": near}]}})
+                    raise SystemExit("the near miss was accepted")
+                except BookmarkResearchError as exc:  # the expected refusal
+                    if "closest passage" not in exc.message:
+                        raise
+                refusals.append(time.perf_counter() - t0)
+            print("refusing a 4,000-character near miss on a 1 MB repetitive page (research_record, closest "
+                  f"passage): median {1000 * statistics.median(refusals):.0f} ms; max RSS {rss_mb():.0f} MB")
 
             record_times = []
             for i, cites in enumerate(claims):
