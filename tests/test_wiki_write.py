@@ -296,7 +296,11 @@ def test_a_symlink_inside_the_wiki_is_refused(lab: Lab, tmp_path: Path, where: s
 
 
 def test_a_wiki_directory_inside_a_canvas_package_is_refused(lab: Lab, demo: Path) -> None:
-    settings.update({"wiki.directory": str(demo / "wiki")}, terminal=True)
+    with pytest.raises(BookmarkResearchError, match="canvas package"):  # the setting itself is refused ...
+        settings.update({"wiki.directory": str(demo / "wiki")}, terminal=True)
+    path = settings.settings_path()  # ... and so is a settings file edited by hand
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"wiki": {"directory": str(demo / "wiki")}}))
     with pytest.raises(BookmarkResearchError, match="outside canvas package"):
         lab.write("sessions")
     assert not (demo / "wiki").exists()
