@@ -56,7 +56,10 @@ def _evidence_steps(app: App, data_dir: Path) -> None:
         _step("Everything read is archived and searchable by what the pages say", "search-archive 'work-stealing scheduler'")
         render.archive(run(app, "search_archive", {"query": "work-stealing scheduler"}).model_dump(mode="json"))
         if (PAGES / "urls.json").exists():
-            research_steps(app, data_dir, SAMPLE, PAGES, base)
+            rid = research_steps(app, data_dir, SAMPLE, PAGES, base)
+            from bookmark_research.demo_wiki import wiki_steps
+
+            wiki_steps(app, rid)
     finally:
         server.shutdown()
         server.server_close()

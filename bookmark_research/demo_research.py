@@ -41,7 +41,7 @@ def _local_copy(sample: Path, pages: Path, base: str, target: Path) -> dict[str,
     return local
 
 
-def research_steps(app: App, data_dir: Path, sample: Path, pages: Path, base: str) -> None:
+def research_steps(app: App, data_dir: Path, sample: Path, pages: Path, base: str) -> str:
     from bookmark_research.cli import research_render as show
     from bookmark_research.core.registry import run
     from bookmark_research.research.ids import inventory_id
@@ -125,3 +125,4 @@ def research_steps(app: App, data_dir: Path, sample: Path, pages: Path, base: st
     click.echo("")
     for line in report[start:].splitlines()[:16]:
         click.echo(f"  │ {line}")
+    return rid

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from bookmark_research.cli.common import _app, _configure_stdio, _fail, invoke, json_option, renderer
+from bookmark_research.cli.wiki import wiki
 
 
 def _hoist_data_dir(args: list[str]) -> list[str]:
@@ -448,6 +449,7 @@ cli.add_command(research)
 from bookmark_research.cli.evaluate import evaluate as _evaluate  # noqa: E402
 
 cli.add_command(_evaluate)
+cli.add_command(wiki)
 
 
 def main() -> None:

@@ -68,6 +68,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "bookmark_research.core.evaluation_ops": (
         "evaluate_research", "evaluation_write_report", "evaluation_run_from_session", "evaluation_save_run_from_session",
     ),
+    "bookmark_research.core.wiki_ops": (
+        "wiki_write", "wiki_acknowledge", "wiki_get", "wiki_list", "wiki_search", "wiki_lint",
+    ),
 }
 
 

@@ -1,0 +1,252 @@
+"""``wiki_lint``: every check the wiki can make without judging the prose.
+
+Per page: the revision chain's hashes (``artifact_error``), the evidence, input freshness and links
+of the current record (see :mod:`~bookmark_research.wiki.validation`), links written in section text
+(``broken_prose_link``), the current view (``view_missing`` / ``view_stale``), the wiki's copies of
+saved evidence, and every relative link in every rendered file — revisions, ``pages/`` and
+``index.md`` — parsed with markdown-it-py and resolved to an existing file and heading anchor
+(``broken_relative_link``). Across pages: ``orphan_page`` (no page links to it), ``duplicate_topic``
+(titles equal after normalisation) and the catalogue (``catalog_missing`` / ``catalog_stale``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import unicodedata
+from typing import Any
+from urllib.parse import unquote
+
+from bookmark_research.errors import BookmarkResearchError
+from bookmark_research.wiki import cache, render
+from bookmark_research.wiki.cache import Outlines
+from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
+from bookmark_research.wiki.markdown import outline
+from bookmark_research.wiki.markdown import prose_links as markdown_links
+from bookmark_research.wiki.store import Wiki, sha256
+from bookmark_research.wiki.validation import issue, record_issues
+
+BOUNDARY = ("Checks current source reviews, active claims, saved quotes, hashes, links, revision history and the "
+            "rendered Markdown only.")
+
+
+class _Files:
+    """Rendered files read and parsed at most once per lint run (headings, anchors and links)."""
+
+    def __init__(self, wiki: Wiki, regenerable: set[str]) -> None:
+        self.wiki = wiki
+        self.regenerable = regenerable  # derived files whose absence is reported as catalog_/view_missing
+        self._outlines: dict[str, tuple[set[str], list[tuple[str, int]]] | None] = {}
+        self.cache = Outlines(wiki.root)
+        self.cache.preload()
+        self.parsed: dict[str, Any] = {}  # outlines parsed in this run, saved for the next one
+        self._exists: dict[str, bool] = {}
+
+    def outline(self, rel: str) -> tuple[set[str], list[tuple[str, int]]] | None:
+        """Heading anchors and links of a rendered file (parsed, or remembered by content hash)."""
+        if rel not in self._outlines:
+            try:
+                data = self.wiki.read_bytes(rel)
+                digest = sha256(data)
+                known = self.cache.get(digest)
+                if known is None:
+                    headings, links = outline(data.decode("utf-8"))
+                    known = ([anchor for _, _, anchor in headings], links)
+                    self.parsed[digest] = known
+            except (BookmarkResearchError, UnicodeDecodeError):
+                self._outlines[rel] = None
+            else:
+                self._outlines[rel] = (set(known[0]), known[1])
+        return self._outlines[rel]
+
+    def save(self) -> None:
+        if self.parsed:
+            self.cache.put(self.parsed)
+        self.cache.close()
+
+    def exists(self, rel: str) -> bool:
+        if rel not in self._exists:
+            try:
+                self._exists[rel] = self.wiki.path(rel).is_file()
+            except BookmarkResearchError:
+                self._exists[rel] = False
+        return self._exists[rel]
+
+    def broken_links(self, rel: str) -> list[tuple[str, int, str]]:
+        """``(href, line, reason)`` for each relative link in ``rel`` that does not resolve."""
+        parsed = self.outline(rel)
+        if parsed is None:
+            return [("", 0, "file missing or unreadable")]
+        anchors, links = parsed
+        base = posixpath.dirname(rel)
+        broken = []
+        for href, line in links:
+            if re.match(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:|//)", href):
+                continue
+            path, _, anchor = href.partition("#")
+            anchor = unquote(anchor)
+            if not path:
+                if anchor and anchor not in anchors:
+                    broken.append((href, line, f"no heading with anchor #{anchor}"))
+                continue
+            target = posixpath.normpath(posixpath.join(base, unquote(path)))
+            if target == ".." or target.startswith("../") or target.startswith("/"):
+                broken.append((href, line, "points outside the wiki folder"))
+            elif not self.exists(target):
+                if target not in self.regenerable:
+                    broken.append((href, line, "target file does not exist"))
+            elif anchor and target.endswith(".md"):
+                other = self.outline(target)
+                if other is None or anchor not in other[0]:
+                    broken.append((href, line, f"no heading with anchor #{anchor} in {target}"))
+        return broken
+
+
+def _title_key(title: str) -> str:
+    text = unicodedata.normalize("NFKC", title).casefold()
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in text).split())
+
+
+def prose_links(record: dict[str, Any], sha: str) -> list[dict[str, str]]:
+    """Links written in a record's section text (remembered by the record's hash: a pure function)."""
+    found = cache.RECORD_INPUTS.get(("prose", sha), ("content",))
+    if found is None:
+        found = markdown_links([section["text"] for section in record["page"]["sections"]], strict=False)
+        cache.RECORD_INPUTS.put(("prose", sha), ("content",), found)
+    return found
+
+
+def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any], index: dict[str, Any],
+                evidence: Evidence, copies: dict[str, str | None]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    issues: list[dict[str, Any]] = []
+    try:
+        chain = list(wiki.history(page_id, pointer))
+        for older, _ in chain:
+            wiki.check_markdown(older)
+    except BookmarkResearchError as exc:
+        return [issue("artifact_error", "error", exc.message)], None
+    record = chain[0][1]
+    issues += record_issues(wiki, record, index, evidence, pointer["sha256"])
+    pages = index["pages"]
+    links = prose_links(record, pointer["sha256"])
+    for link in links:
+        if link["kind"] == "page":
+            if link["target"] not in pages:
+                issues.append(issue("broken_prose_link", "error",
+                                    f"Section text links to a page that does not exist: {link['target']}",
+                                    target=link["target"]))
+                continue
+            view = render.view_file(link["target"])
+            parsed = files.outline(view)
+            if link["anchor"] and parsed is not None and unquote(link["anchor"]) not in parsed[0]:
+                issues.append(issue("broken_prose_link", "error", f"Section text links to a heading that does "
+                                    f"not exist: {link['target']}#{link['anchor']}", target=link["target"]))
+        elif not files.exists(link["target"]):
+            issues.append(issue("broken_prose_link", "error",
+                                f"Section text links to a file that does not exist: {link['target']}",
+                                target=link["target"]))
+    view = render.view_file(page_id)
+    try:
+        current_view = wiki.read_bytes(view)
+    except BookmarkResearchError:
+        issues.append(issue("view_missing", "warning", f"Current view {view} is missing; the next write of the "
+                            "page regenerates it", regenerable=True))
+    else:
+        if sha256(current_view) != pointer["view_sha256"]:
+            issues.append(issue("view_stale", "warning", f"Current view {view} does not match revision "
+                                f"{pointer['revision']}; the next write of the page regenerates it", regenerable=True))
+    for snap in record["evidence"]:
+        for cite in snap["citations"]:
+            for key in ARTIFACTS:
+                rel, digest = cite.get(key), (cite.get("artifact_sha256") or {}).get(key)
+                if not rel or not digest:
+                    continue
+                copy = render.evidence_copy(snap["research_id"], rel)
+                if copy not in copies:
+                    try:
+                        copies[copy] = sha256(wiki.read_bytes(copy))
+                    except BookmarkResearchError:
+                        copies[copy] = None
+                if copies[copy] is not None and copies[copy] != digest:
+                    issues.append(issue("artifact_error", "error", f"Wiki copy of saved evidence changed: {copy}"))
+    prose_targets = {render.view_file(link["target"]) for link in links
+                     if link["kind"] == "page" and link["target"] not in pages}
+    rendered = [p["markdown_file"] for p, _ in chain] + ([view] if files.exists(view) else [])
+    for rel in rendered:
+        for href, line, reason in files.broken_links(rel):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(href.partition("#")[0])))
+            if target in prose_targets:
+                continue  # already reported as broken_prose_link
+            issues.append(issue("broken_relative_link", "error", f"{rel}:{line}: link {href} {reason}",
+                                file=rel, line=line, target=href))
+    return issues, record
+
+
+def lint(app: Any, page_id: str | None = None) -> dict[str, Any]:
+    """Lint one page or the whole wiki (see the module docstring)."""
+    wiki = Wiki.open(app)
+    index = wiki.load_index() if wiki.exists else {"schema_version": 1, "pages": {}}
+    pages = index["pages"]
+    evidence = Evidence(app)
+    files = _Files(wiki, {"index.md", *(render.view_file(pid) for pid in pages)})
+    copies: dict[str, str | None] = {}
+    issues: list[dict[str, Any]] = []
+    ids = sorted(pages) if page_id is None else [page_id]
+    records: dict[str, dict[str, Any]] = {}
+    for pid in ids:
+        if pid not in pages:
+            issues.append({"page_id": pid, **issue("artifact_error", "error", "Unknown Wiki page")})
+            continue
+        found, record = _check_page(wiki, files, pid, pages[pid], index, evidence, copies)
+        issues += [{"page_id": pid, **i} for i in found]
+        if record is not None:
+            records[pid] = record
+    if page_id is None and records:
+        issues += _across_pages(records, pages)
+    if page_id is None and wiki.path("index.json").exists():
+        issues += _catalog(wiki, files, index)
+    if wiki.exists:
+        files.save()
+    return {"status": "error" if any(i["severity"] == "error" for i in issues) else "ok",
+            "pages_checked": len(ids), "issues": issues, "semantic_support": "not_scored", "boundary": BOUNDARY,
+            "directory": str(wiki.root)}
+
+
+def _across_pages(records: dict[str, dict[str, Any]], pages: dict[str, Any]) -> list[dict[str, Any]]:
+    issues = []
+    inbound: dict[str, set[str]] = {pid: set() for pid in pages}
+    for pid, record in records.items():
+        targets = {link["page_id"] for link in record["resolved_links"]}
+        targets |= {link["target"] for link in prose_links(record, pages[pid]["sha256"]) if link["kind"] == "page"}
+        for target in targets - {pid}:
+            if target in inbound:
+                inbound[target].add(pid)
+    if len(pages) > 1:
+        for pid in sorted(records):
+            if not inbound[pid]:
+                issues.append({"page_id": pid, **issue("orphan_page", "info", "No other page links to this page")})
+    by_title: dict[str, list[str]] = {}
+    for pid in sorted(pages):
+        by_title.setdefault(_title_key(pages[pid]["title"]), []).append(pid)
+    for same in by_title.values():
+        for pid in same[1:]:
+            issues.append({"page_id": pid, **issue("duplicate_topic", "warning",
+                                                   f"Same title as {same[0]} after normalisation; merge the pages "
+                                                   "or make the titles distinct", duplicates=same)})
+    return issues
+
+
+def _catalog(wiki: Wiki, files: _Files, index: dict[str, Any]) -> list[dict[str, Any]]:
+    try:
+        current = wiki.read_bytes("index.md").decode("utf-8")
+    except (BookmarkResearchError, UnicodeDecodeError):
+        return [{"page_id": None, **issue("catalog_missing", "warning", "index.md is missing; the next write "
+                                          "regenerates it", regenerable=True)}]
+    issues = []
+    if current != render.catalog(index):
+        issues.append({"page_id": None, **issue("catalog_stale", "warning", "index.md differs from index.json; the "
+                                                "next write regenerates it", regenerable=True)})
+    for href, line, reason in files.broken_links("index.md"):
+        issues.append({"page_id": None, **issue("broken_relative_link", "error", f"index.md:{line}: link {href} "
+                                                f"{reason}", file="index.md", line=line, target=href)})
+    return issues

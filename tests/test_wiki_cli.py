@@ -1,0 +1,149 @@
+"""The wiki from the command line (a subprocess) and over MCP (the SDK client)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bookmark_research.mcp.server import build_server
+from bookmark_research.config import settings
+from tests.conftest import mcp_call, mcp_payload, run_cli
+from tests.wiki_support import Lab, lab, tree  # noqa: F401
+
+
+def wiki_cli(lab: Lab, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    return run_cli("wiki", *args, data_dir=lab.core.data_dir, input=input)
+
+
+def wiki_json(lab: Lab, *args: str, expect: int = 0) -> dict[str, Any]:
+    proc = wiki_cli(lab, *args, "--json")
+    assert proc.returncode == expect, proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_cli_write_get_list_search_lint_open(lab: Lab, tmp_path: Path) -> None:
+    page_file = tmp_path / "page.json"
+    page_file.write_text(json.dumps({"page": lab.page(), "change_note": "Create"}))
+    out = wiki_json(lab, "write", "sessions", "--file", str(page_file))
+    assert out["revision"] == 1 and out["status"] == "written"
+    human = wiki_cli(lab, "write", "sessions", "--file", "-", "--expected-revision", "1", "--change-note", "Again",
+                     input=json.dumps(lab.page(title="Resumable sessions")))
+    assert human.returncode == 0 and "Wrote sessions revision 2" in human.stdout
+    got = wiki_json(lab, "get", "sessions", "--revision", "1")
+    assert got["page"]["title"] == "Reusable sessions" and got["validation"]["status"] == "current"
+    shown = wiki_cli(lab, "get", "sessions")
+    assert "Resumable sessions" in shown.stdout and "current" in shown.stdout
+    listed = wiki_cli(lab, "list")
+    assert "sessions" in listed.stdout and "1 of 1 pages" in listed.stdout
+    found = wiki_json(lab, "search", "可恢复")
+    assert found["total"] == 1 and "[可恢复]" in found["results"][0]["snippet"]
+    assert "[可恢复]" in wiki_cli(lab, "search", "可恢复").stdout
+    opened = wiki_cli(lab, "open", "sessions")
+    assert opened.returncode == 0 and opened.stdout.strip() == str(lab.wiki / "pages" / "sessions.md")
+    assert Path(opened.stdout.strip()).read_text().startswith("# Resumable sessions")
+    lint = wiki_cli(lab, "lint")
+    assert lint.returncode == 0 and "0 errors" in lint.stdout
+
+
+def test_cli_lint_exits_1_with_a_table_on_errors(lab: Lab) -> None:
+    lab.write("sessions")
+    lab.retract(lab.rid, lab.cid)
+    proc = wiki_cli(lab, "lint")
+    assert proc.returncode == 1
+    assert "SEVERITY" in proc.stdout and "invalid_evidence" in proc.stdout and "retracted claim" in proc.stdout
+    assert wiki_json(lab, "lint", "sessions", expect=1)["status"] == "error"
+
+
+def test_cli_acknowledge(lab: Lab) -> None:
+    lab.write("sessions")
+    lab.resync("A new bookmark")
+    assert wiki_json(lab, "get", "sessions")["validation"]["status"] == "needs_review"
+    out = wiki_json(lab, "ack", "sessions", "--note", "Reviewed the re-sync")
+    assert out["revision"] == 2 and out["acknowledged_note"] == "Reviewed the re-sync"
+    assert wiki_json(lab, "get", "sessions")["validation"]["status"] == "current"
+
+
+@pytest.mark.parametrize("args,message,code", [
+    (("get", "../x"), "page_id", 2),
+    (("get", "nothing"), "Unknown Wiki page or revision", 1),
+    (("write", "sessions", "--file", "/nonexistent.json"), "cannot read", 1),
+    (("search", " "), "query", 2),
+    (("get", "sessions", "--revision", "0"), "revision", 2),
+])
+def test_cli_errors_are_one_line(lab: Lab, args: tuple[str, ...], message: str, code: int) -> None:
+    """Refused option values are usage errors (exit 2); other failures exit 1. Nothing changes."""
+    lab.write("sessions")
+    before = tree(lab.wiki)
+    proc = wiki_cli(lab, *args)
+    assert proc.returncode == code and message in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert tree(lab.wiki) == before
+
+
+def test_cli_write_refuses_bad_json_and_a_missing_change_note(lab: Lab, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"title": "x", "title": "y"}')
+    proc = wiki_cli(lab, "write", "sessions", "--file", str(bad))
+    assert proc.returncode == 1 and "duplicate" in proc.stderr.lower()
+    good = tmp_path / "page.json"
+    good.write_text(json.dumps(lab.page()))
+    proc = wiki_cli(lab, "write", "sessions", "--file", str(good))
+    assert proc.returncode == 1 and "change_note" in proc.stderr
+    bad.write_text(json.dumps({"page": {**lab.page(), "kind": "essay"}, "change_note": "x"}))
+    proc = wiki_cli(lab, "write", "sessions", "--file", str(bad))
+    assert proc.returncode == 1 and "page.kind" in proc.stderr  # bad file content: exit 1, not 2
+    assert not lab.wiki.exists()
+
+
+def test_mcp_tools(lab: Lab) -> None:
+    server = build_server(lab.core.app)
+    results = mcp_call(server, [
+        ("wiki_write", {"page_id": "sessions", "page": lab.page(), "change_note": "Create"}),
+        ("wiki_get", {"page_id": "sessions"}),
+        ("wiki_search", {"query": "可恢复"}),
+        ("wiki_list", {}),
+        ("wiki_lint", {}),
+        ("wiki_write", {"page_id": "sessions", "page": lab.page(), "change_note": "Stale", "expected_revision": 0}),
+        ("wiki_write", {"page_id": "../x", "page": lab.page(), "change_note": "Bad"}),
+        ("wiki_search", {"query": "x" * 501}),
+    ])
+    written, got, found, listed, lint, stale, bad_id, long_query = results
+    assert not written.is_error and written.structured_content["revision"] == 1
+    assert got.structured_content["validation"]["status"] == "current"
+    assert found.structured_content["total"] == 1
+    assert listed.structured_content["total"] == 1 and lint.structured_content["status"] == "ok"
+    for failed, message in ((stale, "revision changed"), (bad_id, "page_id"), (long_query, "query")):
+        assert failed.is_error and message in mcp_payload(failed)["error"]
+
+
+def test_mcp_tool_schemas_are_closed(lab: Lab) -> None:
+    import anyio
+    from mcp import Client
+
+    async def tools() -> dict[str, Any]:
+        async with Client(build_server(lab.core.app)) as client:
+            return {t.name: t for t in (await client.list_tools()).tools}
+
+    listed = anyio.run(tools)
+    assert {"wiki_write", "wiki_acknowledge", "wiki_get", "wiki_list", "wiki_search", "wiki_lint"} <= set(listed)
+    schema = listed["wiki_write"].input_schema
+    assert schema["additionalProperties"] is False and set(schema["required"]) == {"page_id", "page", "change_note"}
+    assert listed["wiki_get"].annotations.read_only_hint and not listed["wiki_write"].annotations.read_only_hint
+
+
+def test_mcp_follows_the_wiki_directory_setting(lab: Lab, tmp_path: Path) -> None:
+    """A long-running server re-reads wiki.directory on every call (changed from a terminal)."""
+    server = build_server(lab.core.app)
+    other = str(tmp_path / "other-wiki")
+    seen = []
+    for value in (None, other, None):
+        settings.update({"wiki.directory": value}, terminal=True)
+        seen.append(mcp_call(server, [("wiki_list", {})])[0].structured_content["directory"])
+    assert seen == [str(lab.wiki), other, str(lab.wiki)]
+    refused = mcp_call(server, [("update_settings", {"changes": {"wiki.directory": other}})])[0]
+    assert refused.is_error and "terminal" in mcp_payload(refused)["error"]
