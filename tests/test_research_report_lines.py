@@ -128,25 +128,33 @@ def test_status_pages_events_operations_and_a_finished_overview_read_plainly(cor
 
 
 @pytest.mark.parametrize("policy", ["suggest", "auto"])
-def test_the_wiki_follow_up_never_asks_for_what_cannot_be_done(core, monkeypatch, policy):
-    """Papercut 11: no eligible claim means nothing to write; no wiki tool means show, not write."""
+def test_the_wiki_follow_up_never_asks_for_what_cannot_be_done(core, policy):
+    """Papercut 11: no eligible claim means nothing to write; otherwise the policy's instruction."""
     from bookmark_research.config.settings import update
-    from bookmark_research.core import registry
 
     update({"wiki.after_research": policy}, terminal=True)
     nothing = start(core)["research_id"]
     record(core, nothing, kind="gap", question_id="q1", text="none")
     follow = core("research_finish", research_id=nothing, summary="s", status="cancelled")["wiki_follow_up"]
     assert follow["eligible_claim_ids"] == [] and follow["instruction"].startswith("No claim is eligible")
-    monkeypatch.setattr(registry, "MODULES", {k: v for k, v in registry.MODULES.items() if "wiki" not in k})
     rid = ready(core)
     follow = core("research_finish", research_id=rid, summary="s")["wiki_follow_up"]
-    assert follow["eligible_claim_ids"] == ["c1"] and "no wiki tool yet" in follow["instruction"]
-    assert "Write the eligible claims into the wiki now" not in follow["instruction"]
-    monkeypatch.setattr(registry, "MODULES", {**registry.MODULES, "wiki.stand_in": ("wiki_write",)})
-    other = ready(core)
-    follow = core("research_finish", research_id=other, summary="s")["wiki_follow_up"]
+    assert follow["eligible_claim_ids"] == ["c1"]
     assert follow["instruction"].startswith({"suggest": "Show the user", "auto": "Write the eligible claims"}[policy])
+
+
+def test_finish_offers_wiki_pages_that_match_the_session_as_candidates(core):
+    """research_finish's wiki_follow_up lists existing wiki pages found by the session's distinctive terms."""
+    rid = ready(core)
+    page = {"title": "Service capabilities", "kind": "topic", "links": [],
+            "sections": [{"heading": "Search and fetch", "text": "What the service supports.",
+                          "claims": [{"research_id": rid, "claim_id": "c1"}]}],
+            "review": {"method": "human", "reviewer": "tester", "note": "checked"}}
+    core("wiki_write", page_id="service", page=page, change_note="Create page")
+    follow = core("research_finish", research_id=rid, summary="s")["wiki_follow_up"]
+    assert follow["terms"] and [c["page_id"] for c in follow["candidates"]] == ["service"]
+    assert set(follow["candidates"][0]["matched_terms"]) <= set(follow["terms"])
+
 
 
 def test_a_removed_source_is_named_as_removed(core, demo):

@@ -95,7 +95,13 @@ def research_finish(app: App, p: m.ResearchFinishInput) -> dict[str, Any]:
     """Finish a session (completed, incomplete or cancelled): re-verify every citation, write the report."""
     from bookmark_research.research.report import finish
 
-    return finish(app, p.research_id, p.summary, p.status, p.limitations)
+    result = finish(app, p.research_id, p.summary, p.status, p.limitations)
+    follow_up = result["wiki_follow_up"]
+    if follow_up.get("terms"):  # candidate pages come from the wiki, the stage above research
+        from bookmark_research.wiki.followup import wiki_candidates
+
+        follow_up["candidates"] = wiki_candidates(app, follow_up["terms"])
+    return result
 
 
 @operation("research_report", "research report", m.ResearchReportInput, m.ResearchReportOutput)

@@ -71,16 +71,12 @@ def distinctive_terms(state: dict[str, Any], limit: int = 6) -> list[str]:
     return [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))[:limit]]
 
 
-def wiki_candidates(app: App, terms: list[str]) -> list[dict[str, Any]]:
-    """Existing wiki pages matching ``terms`` (at most 5, most matched terms first).
-
-    The wiki stage fills this in with its page search; until it exists there is nothing to match, so the
-    follow-up offers only the eligible claims.
-    """
-    return []
-
-
 def wiki_follow_up(app: App, session: Session) -> dict[str, Any]:
+    """What to do with the session's claims next, per ``wiki.after_research``.
+
+    ``candidates`` is left empty here: the research stage does not read the wiki (it sits above research);
+    the ``research_finish`` operation fills it in with the wiki's page search for ``terms``.
+    """
     from bookmark_research.config.settings import load
     from bookmark_research.research.api import eligible
 
@@ -92,25 +88,14 @@ def wiki_follow_up(app: App, session: Session) -> dict[str, Any]:
     if not claims:
         instruction = ("No claim is eligible for the wiki (an eligible claim is active and every citation is an "
                        "accepted source); there is nothing to write.")
-    elif not wiki_available():
-        instruction = ("This installation has no wiki tool yet: show the user the eligible claims instead of "
-                       "writing them anywhere.")
     else:
         instruction = {
             "suggest": ("Show the user the candidate wiki pages (or propose a new page) and the eligible claims, and "
                         "ask before writing anything to the wiki."),
             "auto": "Write the eligible claims into the wiki now, without asking, and report what was written.",
         }[policy]
-    return {"policy": policy, "candidates": wiki_candidates(app, terms)[:5], "terms": terms,
+    return {"policy": policy, "candidates": [], "terms": terms,
             "eligible_claim_ids": claims, "instruction": instruction}
-
-
-def wiki_available() -> bool:
-    """Whether a wiki operation is registered (the wiki stage is installed), so an instruction to write
-    into the wiki can be followed."""
-    from bookmark_research.core.registry import MODULES
-
-    return any(name.startswith("wiki") for names in MODULES.values() for name in names)
 
 
 # --- the report -------------------------------------------------------------------------------------------
