@@ -35,11 +35,14 @@ from bookmark_research.sources.watcher import SourceWatcher
 logger = logging.getLogger("bookmark_research.mcp")
 
 INSTRUCTIONS = (
-    "Search and inspect the user's Bookmark Canvas exports. Call index_status to list sources, "
-    "sync_package to import a package folder, ZIP or section JSON, search_bookmarks for ranked full-text "
-    "search (each target is its own query; words in a target are ANDed) and get_context for sections, "
-    "copies, groups and edges. Bookmark instances, unique URLs and folders are different counts; copy "
-    "anchors are never counted twice."
+    "Search and inspect the user's Bookmark Canvas exports, research what the bookmarks point to, and keep "
+    "what was learned in a cited wiki. Call index_status to list sources, sync_package to import a package "
+    "folder, ZIP or section JSON, search_bookmarks for ranked full-text search (each target is its own query; "
+    "words in a target are ANDed) and get_context for sections, copies, groups and edges. Bookmark instances, "
+    "unique URLs and folders are different counts; copy anchors are never counted twice. For research, "
+    "research_start freezes an inventory of bookmarks and questions; then research_fetch / research_source / "
+    "research_record (claims quote saved text verbatim) until research_coverage is complete, and "
+    "research_finish. wiki_write publishes pages whose sections cite reviewed claims."
 )
 
 
