@@ -36,8 +36,15 @@ def test_tools_are_the_registry_with_closed_schemas(app):
         assert tool.annotations.read_only_hint is op.read_only
     hints = {name: (t.annotations.read_only_hint, t.annotations.destructive_hint, t.annotations.open_world_hint)
              for name, t in tools.items()}
-    for name in ("search_web", "fetch_web", "literature_search", "search_providers"):
+    for name in ("search_web", "fetch_web", "literature_search", "search_providers", "research_search",
+                 "research_fetch"):
         assert hints[name][2] is True, name  # these reach the internet
+    for name in ("research_start", "research_record", "research_import_evidence", "research_finish",
+                 "research_search", "research_fetch", "wiki_write", "wiki_acknowledge"):
+        assert hints[name][:2] == (False, False), name  # they add records; nothing is overwritten or deleted
+    for name in ("research_status", "research_coverage", "research_source", "wiki_get", "wiki_search",
+                 "evaluate_research"):
+        assert hints[name] == (True, False, False), name
     for name in ("search_bookmarks", "get_context"):
         assert hints[name] == (False, False, False), name  # a query may re-sync a live source: not read-only
     for name in ("index_status", "source_history", "doctor", "search_archive", "search_plan", "get_settings"):

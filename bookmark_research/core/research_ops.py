@@ -20,7 +20,7 @@ def _evidence_failed(result: dict[str, Any]) -> str | None:
 
 
 @operation("research_start", "research start", m.ResearchStartInput, m.ResearchOverview, read_only=False,
-           terminal_only_fields=("output_directory",), terminal_only_alternative="the output.directory setting")
+           destructive=False, terminal_only_fields=("output_directory",), terminal_only_alternative="the output.directory setting")
 def research_start(app: App, p: m.ResearchStartInput) -> dict[str, Any]:
     """Start a research session: freeze the input inventory (URLs or indexed bookmarks), questions and budget."""
     from bookmark_research.research.overview import overview
@@ -64,7 +64,7 @@ def research_source(app: App, p: m.ResearchSourceInput) -> dict[str, Any]:
 
 
 @operation("research_import_evidence", "research import", m.ResearchImportInput, m.ResearchEvidenceOutput,
-           read_only=False, failure=_evidence_failed)
+           read_only=False, destructive=False, idempotent=True, failure=_evidence_failed)
 def research_import_evidence(app: App, p: m.ResearchImportInput) -> dict[str, Any]:
     """Import a text the host read itself as a source (no budget; idempotent by operation_id)."""
     from bookmark_research.research.evidence import import_evidence
@@ -74,7 +74,8 @@ def research_import_evidence(app: App, p: m.ResearchImportInput) -> dict[str, An
         return import_evidence(app, p)
 
 
-@operation("research_record", "research record", m.ResearchRecordInput, m.ResearchRecordOutput, read_only=False)
+@operation("research_record", "research record", m.ResearchRecordInput, m.ResearchRecordOutput, read_only=False,
+           destructive=False)
 def research_record(app: App, p: m.ResearchRecordInput) -> dict[str, Any]:
     """Record claims (quotes verified), answers, gaps, questions, conflicts, reviews, retractions, ...."""
     from bookmark_research.research.records import record
@@ -90,7 +91,8 @@ def research_coverage(app: App, p: m.ResearchCoverageInput) -> dict[str, Any]:
     return coverage.page(store.open_session(app, p.research_id), p.filter, p.offset, p.limit)
 
 
-@operation("research_finish", "research finish", m.ResearchFinishInput, m.ResearchOverview, read_only=False)
+@operation("research_finish", "research finish", m.ResearchFinishInput, m.ResearchOverview, read_only=False,
+           destructive=False)
 def research_finish(app: App, p: m.ResearchFinishInput) -> dict[str, Any]:
     """Finish a session (completed, incomplete or cancelled): re-verify every citation, write the report."""
     from bookmark_research.research.report import finish
@@ -113,7 +115,7 @@ def research_report(app: App, p: m.ResearchReportInput) -> dict[str, Any]:
 
 
 @operation("research_search", "research search", m.ResearchSearchInput, m.ResearchEvidenceOutput, read_only=False,
-           failure=_evidence_failed)
+           destructive=False, idempotent=True, open_world=True, failure=_evidence_failed)  # replays by operation_id
 def research_search(app: App, p: m.ResearchSearchInput) -> dict[str, Any]:
     """Budgeted web or scholarly search for a session's questions (idempotent by operation_id)."""
     from bookmark_research.research.operations import interruptible
@@ -124,7 +126,7 @@ def research_search(app: App, p: m.ResearchSearchInput) -> dict[str, Any]:
 
 
 @operation("research_fetch", "research fetch", m.ResearchFetchInput, m.ResearchEvidenceOutput, read_only=False,
-           failure=_evidence_failed)
+           destructive=False, idempotent=True, open_world=True, failure=_evidence_failed)  # replays by operation_id
 def research_fetch(app: App, p: m.ResearchFetchInput) -> dict[str, Any]:
     """Budgeted page reads through the session's fetch waterfall; each URL read becomes a source."""
     from bookmark_research.research.operations import interruptible

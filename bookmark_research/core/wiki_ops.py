@@ -9,7 +9,8 @@ from bookmark_research.core.app import App
 from bookmark_research.core.registry import operation
 
 
-@operation("wiki_write", "wiki write", m.WikiWriteInput, m.WikiWriteOutput, read_only=False)
+@operation("wiki_write", "wiki write", m.WikiWriteInput, m.WikiWriteOutput, read_only=False,
+           destructive=False)  # a new revision; earlier ones are never rewritten
 def wiki_write(app: App, p: m.WikiWriteInput) -> dict[str, Any]:
     """Publish the next revision of a wiki page whose every section cites active, accepted research claims."""
     from bookmark_research.wiki.write import write_page
@@ -17,7 +18,7 @@ def wiki_write(app: App, p: m.WikiWriteInput) -> dict[str, Any]:
     return write_page(app, p.page_id, p.page, p.change_note, p.expected_revision, p.reviewed_input_version)
 
 
-@operation("wiki_acknowledge", "wiki ack", m.WikiAckInput, m.WikiAckOutput, read_only=False)
+@operation("wiki_acknowledge", "wiki ack", m.WikiAckInput, m.WikiAckOutput, read_only=False, destructive=False)
 def wiki_acknowledge(app: App, p: m.WikiAckInput) -> dict[str, Any]:
     """Record that a page was reviewed against its sessions' changed input (a new revision, same content)."""
     from bookmark_research.wiki.write import acknowledge
