@@ -75,7 +75,7 @@ def test_source_text_state_directory_and_lock(core, session):
     assert len(api.read_state(core.app, rid)["claims"]) == 3
     assert api.source_freshness(core.app, rid)["state"] == "not_applicable"
     with api.session_lock(core.app, rid):
-        with pytest.raises(BusyError):
+        with pytest.raises(BusyError, match="another process"):
             with file_lock(core.data_dir / "research" / rid / ".state.json.lock", timeout=0.1):
                 pass
     with pytest.raises(InvalidInputError, match="research_id"):

@@ -247,13 +247,13 @@ def test_an_interrupted_request_stays_pending_until_acknowledged(core, site, mon
         name = "direct"
 
         def fetch(self, urls, max_characters):
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt("interrupted while the provider was called")
 
         def close(self):
             pass
 
     monkeypatch.setattr(fetch_module, "make_fetcher", lambda name, settings: Interrupting())
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="while the provider was called"):
         core("research_fetch", research_id=rid, operation_id="lost", question_id="q1", urls=[site.base + "/docs"])
     monkeypatch.undo()
     allow_loopback()
