@@ -253,7 +253,7 @@ def test_an_interrupted_request_stays_pending_until_acknowledged(core, site, mon
             pass
 
     monkeypatch.setattr(fetch_module, "make_fetcher", lambda name, settings: Interrupting())
-    with pytest.raises(KeyboardInterrupt, match="while the provider was called"):
+    with pytest.raises(KeyboardInterrupt, match="operation lost stays pending and used 1 fetch call"):
         core("research_fetch", research_id=rid, operation_id="lost", question_id="q1", urls=[site.base + "/docs"])
     monkeypatch.undo()
     allow_loopback()
