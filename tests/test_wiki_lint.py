@@ -163,3 +163,39 @@ def test_section_text_cannot_break_the_page_structure(lab: Lab, text: str) -> No
         assert top == [(1, "Reusable sessions"), (2, "First"), (2, "Second"), (2, "Evidence"), (2, "Update record")]
         assert [t for level, t, _ in headings if level == 3][-2:] == ["Evidence 1", "Evidence 2"]
     assert lab("wiki_lint")["status"] == "ok"
+
+
+def test_a_cold_full_lint_shares_the_parsing_with_a_helper_process(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from bookmark_research.wiki import cache, lint, outline_worker
+
+    lab.write("aurora", lab.page(title="Aurora", kind="entity", text="# Evidence 1\n\nSee [[sessions#resuming]]."))
+    lab.write("sessions", lab.page(links=[{"page_id": "aurora", "relation": "uses"}], text="See [[aurora]]."))
+    lab.write("sessions", lab.page(links=[{"page_id": "aurora", "relation": "uses"}]), expected_revision=1)
+    (lab.wiki / "pages/aurora.md").write_text((lab.wiki / "pages/aurora.md").read_text() + "\n[gone](nowhere.md)\n")
+    serial = lab("wiki_lint")
+    assert len(_issues(serial, "broken_relative_link")) == 1
+
+    shutil.rmtree(lab.wiki / ".cache")
+    cache.clear()
+    helped: list[int] = []
+    results = outline_worker.Helper.results
+
+    def spy(self: outline_worker.Helper) -> dict:
+        found = results(self)
+        helped.append(len(found))
+        return found
+
+    monkeypatch.setattr(lint, "HELPER_MIN_FILES", 1)
+    monkeypatch.setattr(lint, "cores", lambda: 2)
+    monkeypatch.setattr(outline_worker.Helper, "results", spy)
+    assert lab("wiki_lint") == serial
+    assert helped and helped[0] >= 2  # the helper process parsed its share of the current files
+    assert (lab.wiki / ".cache" / "outlines.sqlite3").is_file()
+
+    helped.clear()
+    monkeypatch.setattr(outline_worker.sys, "executable", "/nonexistent/python")
+    shutil.rmtree(lab.wiki / ".cache")
+    assert lab("wiki_lint") == serial  # no helper: this process parses everything
+    assert helped == [0]

@@ -72,3 +72,47 @@ def test_github_style_anchors() -> None:
     assert [slugger.slug(t) for t in ("Evidence 1", "Evidence 1", "Evidence 1-1", "C++ & Rust!", "会话 恢复")] == \
         ["evidence-1", "evidence-1-1", "evidence-1-1-1", "c--rust", "会话-恢复"]
     assert slug_base("Update record") == "update-record"
+
+
+def _outline_from_every_token(markdown: str) -> tuple[list, list]:
+    """What :func:`outline` must return, from the parser's full token stream (every inline run parsed)."""
+    from bookmark_research.wiki.markdown import reader
+
+    tokens = reader().parse(markdown)
+    slugger, headings, links = Slugger(), [], []
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open":
+            text = "".join(c.content for c in tokens[i + 1].children or () if c.type in ("text", "code_inline"))
+            headings.append((int(token.tag[1]), text, slugger.slug(text)))
+        if token.type == "inline":
+            stack = list(token.children or ())
+            while stack:
+                child = stack.pop(0)
+                if child.type in ("link_open", "image"):
+                    links.append((str(child.attrs["href" if child.type == "link_open" else "src"]),
+                                  token.map[0] + 1 if token.map else 0))
+                stack[0:0] = child.children or []
+    return headings, links
+
+
+RENDEREDISH = st.lists(st.sampled_from([
+    "# H", "## A *b* `c`", "### [x](y.md)", "Setext", "---", "===", "> [q](../a.md#h) x", "- [i](#h)", "1. <https://e.com>",
+    "[r]: ref.md#r", "[r]", "[r][]", "![alt [n](m.md)](p.png)", "[a](b.md) and [c](d.md#e)", "\\[not](a link)",
+    "`[code](x)`", "<mail@e.com>", "<b>[h](t.md)</b>", "| a | [b](c.md) |", "|---|---|", "    [indented](x.md)",
+    "```", "[fenced](x.md)", "text", "", "&#91;x&#93;(y)", "**[s](t.md)**", "# Evidence 1", "# Evidence 1"]),
+    max_size=14).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(RENDEREDISH, st.text(alphabet="[]()<>!`*_\\#:/.-=|>& \nabh1", max_size=120)))
+def test_outline_equals_the_full_token_walk(markdown: str) -> None:
+    for _ in range(2):  # the second time from the per-process memo of inline runs
+        assert outline(markdown) == _outline_from_every_token(markdown)
+
+
+def test_the_outline_reader_parses_inline_runs_as_the_full_reader_does() -> None:
+    from bookmark_research.wiki.markdown import _block_reader, reader
+
+    assert _block_reader().inline.ruler.get_active_rules() == reader().inline.ruler.get_active_rules()
+    assert _block_reader().block.ruler.get_active_rules() == reader().block.ruler.get_active_rules()
+    assert _block_reader().options == reader().options

@@ -160,14 +160,24 @@ class Outlines:
     def get(self, sha: str) -> Outline | None:
         return self._memory.get(sha)
 
+    def remember(self, items: dict[str, Outline]) -> None:
+        """Known for this run only (:meth:`put` also stores them)."""
+        self._memory.update(items)
+
     def put(self, items: dict[str, Outline]) -> None:
         self._memory.update(items)
         conn = self._connect(create=True)
         if conn is None:
             return
+        rows = [(sha, json.dumps([a, links], ensure_ascii=False)) for sha, (a, links) in items.items()]
         try:
-            conn.executemany("INSERT OR REPLACE INTO outline VALUES (?, ?)",
-                             [(sha, json.dumps([a, links], ensure_ascii=False)) for sha, (a, links) in items.items()])
+            conn.execute("BEGIN")  # one transaction, not one per row
+            try:
+                conn.executemany("INSERT OR REPLACE INTO outline VALUES (?, ?)", rows)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
         except sqlite3.Error:
             self._drop()
 

@@ -17,17 +17,23 @@ import unicodedata
 from typing import Any
 from urllib.parse import unquote
 
-from bookmark_research.errors import BookmarkResearchError
+from bookmark_research.errors import BookmarkResearchError, StorageError
 from bookmark_research.wiki import cache, render
 from bookmark_research.wiki.cache import Outlines
 from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
-from bookmark_research.wiki.markdown import outline
 from bookmark_research.wiki.markdown import prose_links as markdown_links
+from bookmark_research.wiki.outline_worker import Helper, cores, outline_of
 from bookmark_research.wiki.store import Wiki, sha256
 from bookmark_research.wiki.validation import issue, record_issues
 
 BOUNDARY = ("Checks current source reviews, active claims, saved quotes, hashes, links, revision history and the "
             "rendered Markdown only.")
+
+
+#: A full lint hands part of the parsing to a helper process when at least this many current
+#: rendered files have no outline in the cache (see :mod:`~bookmark_research.wiki.outline_worker`).
+HELPER_MIN_FILES = 400
+HELPER_SHARE = 0.65  # of those files, parsed by the helper while this process checks the pages
 
 
 class _Files:
@@ -36,28 +42,94 @@ class _Files:
     def __init__(self, wiki: Wiki, regenerable: set[str]) -> None:
         self.wiki = wiki
         self.regenerable = regenerable  # derived files whose absence is reported as catalog_/view_missing
+        self._read: dict[str, tuple[str, bytes | None] | BookmarkResearchError] = {}  # rel -> (sha, bytes)
         self._outlines: dict[str, tuple[set[str], list[tuple[str, int]]] | None] = {}
         self.cache = Outlines(wiki.root)
         self.cache.preload()
         self.parsed: dict[str, Any] = {}  # outlines parsed in this run, saved for the next one
         self._exists: dict[str, bool] = {}
+        self._helper: Helper | None = None
+        self._own: list[str] = []  # files left to this process while the helper parses the others
+        self._theirs: set[str] = set()
+
+    def digest(self, rel: str) -> str:
+        """SHA-256 of a file's bytes, read once per run (raises as :meth:`Wiki.read_bytes`)."""
+        found = self._read.get(rel)
+        if found is None:
+            try:
+                data = self.wiki.read_bytes(rel)
+                digest = sha256(data)
+                # keep the bytes only while they may still have to be parsed here
+                found = (digest, None if self.cache.get(digest) is not None or rel in self._theirs else data)
+            except BookmarkResearchError as exc:
+                found = exc
+            self._read[rel] = found
+        if isinstance(found, BookmarkResearchError):
+            raise found
+        return found[0]
+
+    def check_markdown(self, pointer: dict[str, Any]) -> None:
+        """:meth:`Wiki.check_markdown` through this run's reads."""
+        rel = pointer["markdown_file"]
+        if self.digest(rel) != pointer["markdown_sha256"]:
+            raise StorageError(f"Wiki Markdown hash changed; publish an explicit revision: {rel}")
 
     def outline(self, rel: str) -> tuple[set[str], list[tuple[str, int]]] | None:
         """Heading anchors and links of a rendered file (parsed, or remembered by content hash)."""
         if rel not in self._outlines:
             try:
-                data = self.wiki.read_bytes(rel)
-                digest = sha256(data)
+                digest = self.digest(rel)
                 known = self.cache.get(digest)
                 if known is None:
-                    headings, links = outline(data.decode("utf-8"))
-                    known = ([anchor for _, _, anchor in headings], links)
+                    data = self._read[rel][1]  # type: ignore[index]
+                    if data is None:  # left to the helper, which did not parse it
+                        data = self.wiki.read_bytes(rel)
+                        digest = sha256(data)
+                    known = outline_of(data)
+                    self.cache.remember({digest: known})
                     self.parsed[digest] = known
             except (BookmarkResearchError, UnicodeDecodeError):
                 self._outlines[rel] = None
             else:
                 self._outlines[rel] = (set(known[0]), known[1])
+            found = self._read.get(rel)
+            if isinstance(found, tuple) and found[1] is not None:
+                self._read[rel] = (found[0], None)  # parsed: the bytes are no longer needed
         return self._outlines[rel]
+
+    def start_helper(self, pages: dict[str, Any]) -> None:
+        """Before a full lint: if many current files lack an outline, let a helper parse most of them."""
+        missing = [rel for pid in sorted(pages) for rel, sha in (
+            (pages[pid]["markdown_file"], pages[pid]["markdown_sha256"]),
+            (render.view_file(pid), pages[pid]["view_sha256"])) if self.cache.get(sha) is None]
+        if len(missing) < HELPER_MIN_FILES or cores() < 2:
+            return
+        split = int(len(missing) * (1 - HELPER_SHARE))
+        self._own, theirs = missing[:split], missing[split:]
+        self._theirs = set(theirs)
+        paths = []
+        for rel in theirs:
+            try:
+                paths.append(str(self.wiki.path(rel)))
+            except BookmarkResearchError:
+                continue
+        self._helper = Helper(paths)
+
+    def finish_helper(self) -> None:
+        """Parse this process's share, then take the helper's outlines."""
+        for rel in self._own:
+            self.outline(rel)
+        if self._helper is not None:
+            found = {digest: known for digest, known in self._helper.results().items()
+                     if self.cache.get(digest) is None}
+            self._helper = None
+            self.cache.remember(found)
+            self.parsed.update(found)
+
+    def close(self) -> None:
+        if self._helper is not None:
+            self._helper.close()
+            self._helper = None
 
     def save(self) -> None:
         if self.parsed:
@@ -116,15 +188,20 @@ def prose_links(record: dict[str, Any], sha: str) -> list[dict[str, str]]:
     return found
 
 
+_Rendered = tuple[list[str], set[str]]  # a page's rendered files, and links already reported as prose links
+
+
 def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any], index: dict[str, Any],
-                evidence: Evidence, copies: dict[str, str | None]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+                evidence: Evidence, copies: dict[str, str | None]
+                ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, _Rendered]:
+    """A page's issues except its rendered files' links (:func:`_check_rendered`, run after every page)."""
     issues: list[dict[str, Any]] = []
     try:
         chain = list(wiki.history(page_id, pointer))
         for older, _ in chain:
-            wiki.check_markdown(older)
+            files.check_markdown(older)
     except BookmarkResearchError as exc:
-        return [issue("artifact_error", "error", exc.message)], None
+        return [issue("artifact_error", "error", exc.message)], None, ([], set())
     record = chain[0][1]
     issues += record_issues(wiki, record, index, evidence, pointer["sha256"])
     pages = index["pages"]
@@ -147,12 +224,12 @@ def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any]
                                 target=link["target"]))
     view = render.view_file(page_id)
     try:
-        current_view = wiki.read_bytes(view)
+        current_view = files.digest(view)
     except BookmarkResearchError:
         issues.append(issue("view_missing", "warning", f"Current view {view} is missing; the next write of the "
                             "page regenerates it", regenerable=True))
     else:
-        if sha256(current_view) != pointer["view_sha256"]:
+        if current_view != pointer["view_sha256"]:
             issues.append(issue("view_stale", "warning", f"Current view {view} does not match revision "
                                 f"{pointer['revision']}; the next write of the page regenerates it", regenerable=True))
     for snap in record["evidence"]:
@@ -172,14 +249,20 @@ def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any]
     prose_targets = {render.view_file(link["target"]) for link in links
                      if link["kind"] == "page" and link["target"] not in pages}
     rendered = [p["markdown_file"] for p, _ in chain] + ([view] if files.exists(view) else [])
-    for rel in rendered:
+    return issues, record, (rendered, prose_targets)
+
+
+def _check_rendered(files: _Files, rendered: _Rendered) -> list[dict[str, Any]]:
+    """``broken_relative_link`` issues of a page's rendered files (the last of its issues)."""
+    issues = []
+    for rel in rendered[0]:
         for href, line, reason in files.broken_links(rel):
             target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(href.partition("#")[0])))
-            if target in prose_targets:
+            if target in rendered[1]:
                 continue  # already reported as broken_prose_link
             issues.append(issue("broken_relative_link", "error", f"{rel}:{line}: link {href} {reason}",
                                 file=rel, line=line, target=href))
-    return issues, record
+    return issues
 
 
 def lint(app: Any, page_id: str | None = None) -> dict[str, Any]:
@@ -193,14 +276,23 @@ def lint(app: Any, page_id: str | None = None) -> dict[str, Any]:
     issues: list[dict[str, Any]] = []
     ids = sorted(pages) if page_id is None else [page_id]
     records: dict[str, dict[str, Any]] = {}
-    for pid in ids:
-        if pid not in pages:
-            issues.append({"page_id": pid, **issue("artifact_error", "error", "Unknown Wiki page")})
-            continue
-        found, record = _check_page(wiki, files, pid, pages[pid], index, evidence, copies)
-        issues += [{"page_id": pid, **i} for i in found]
-        if record is not None:
-            records[pid] = record
+    checked: list[tuple[str, list[dict[str, Any]], _Rendered]] = []
+    try:
+        if page_id is None:
+            files.start_helper(pages)
+        for pid in ids:
+            if pid not in pages:
+                checked.append((pid, [issue("artifact_error", "error", "Unknown Wiki page")], ([], set())))
+                continue
+            found, record, rendered = _check_page(wiki, files, pid, pages[pid], index, evidence, copies)
+            checked.append((pid, found, rendered))
+            if record is not None:
+                records[pid] = record
+        files.finish_helper()
+    finally:
+        files.close()
+    for pid, found, rendered in checked:
+        issues += [{"page_id": pid, **i} for i in found + _check_rendered(files, rendered)]
     if page_id is None and records:
         issues += _across_pages(records, pages)
     if page_id is None and wiki.path("index.json").exists():

@@ -185,32 +185,76 @@ class Slugger:
         return slug
 
 
-def _inline_text(token: Any) -> str:
-    return "".join(c.content for c in token.children or () if c.type in ("text", "code_inline"))
-
-
 def outline(markdown: str) -> tuple[list[tuple[int, str, str]], list[tuple[str, int]]]:
-    """Parse rendered Markdown: headings ``(level, text, anchor)`` and links ``(href, line)`` in order."""
-    tokens = reader().parse(markdown)
+    """Parse rendered Markdown: headings ``(level, text, anchor)`` and links ``(href, line)`` in order.
+
+    The same result as walking :func:`reader`'s full token stream, computed with less work: the block
+    structure is parsed whole, but an inline run is parsed only when it can hold what is asked for (a
+    heading's text, or a link or image, which needs ``[`` or ``<``), and a run already parsed in this
+    process is not parsed again (its result depends only on its text while the document defines no
+    link references). Rendered pages repeat most of their inline runs (citations, evidence links).
+    """
+    env: dict[str, Any] = {}
+    tokens = _block_reader().parse(markdown, env)
+    memo = None if env.get("references") else _INLINE
     slugger = Slugger()
     headings: list[tuple[int, str, str]] = []
     links: list[tuple[str, int]] = []
-    for i, token in enumerate(tokens):
+    heading_level = 0
+    for token in tokens:
         if token.type == "heading_open":
-            text = _inline_text(tokens[i + 1])
-            headings.append((int(token.tag[1]), text, slugger.slug(text)))
-        if token.type == "inline":
-            line = (token.map[0] + 1) if token.map else 0
-            stack = list(token.children or ())
-            while stack:
-                child = stack.pop(0)
-                if child.type == "link_open":
-                    links.append((str(child.attrs.get("href", "")), line))
-                elif child.type == "image":
-                    links.append((str(child.attrs.get("src", "")), line))
-                if child.children:
-                    stack[0:0] = child.children
+            heading_level = int(token.tag[1])
+            continue
+        if token.type != "inline":
+            heading_level = 0
+            continue
+        content = token.content
+        if heading_level or "[" in content or "<" in content:
+            parsed = memo.get(content) if memo is not None else None
+            if parsed is None:
+                parsed = _parse_inline(content, env)
+                if memo is not None:
+                    if len(memo) >= _INLINE_MAX:
+                        memo.clear()
+                    memo[content] = parsed
+            text, hrefs = parsed
+            if heading_level:
+                headings.append((heading_level, text, slugger.slug(text)))
+            if hrefs:
+                line = (token.map[0] + 1) if token.map else 0
+                links += [(href, line) for href in hrefs]
+        heading_level = 0
     return headings, links
+
+
+_INLINE: dict[str, tuple[str, tuple[str, ...]]] = {}  # inline run -> (its text, its link targets in order)
+_INLINE_MAX = 200_000
+
+
+@functools.lru_cache(maxsize=1)
+def _block_reader() -> MarkdownIt:
+    """:func:`reader` without its inline pass (done by :func:`_parse_inline` where it matters)."""
+    fast = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    fast.core.ruler.disable(["inline", "text_join"])
+    return fast
+
+
+def _parse_inline(content: str, env: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """The text (as a heading's anchor is made from) and the link and image targets of an inline run."""
+    md = _block_reader()
+    children = md.inline.parse(content, md, env, [])
+    text = "".join(c.content for c in children if c.type in ("text", "text_special", "code_inline"))
+    hrefs: list[str] = []
+    stack = list(children)
+    while stack:
+        child = stack.pop(0)
+        if child.type == "link_open":
+            hrefs.append(str(child.attrs.get("href", "")))
+        elif child.type == "image":
+            hrefs.append(str(child.attrs.get("src", "")))
+        if child.children:
+            stack[0:0] = child.children
+    return text, tuple(hrefs)
 
 
 def prose_links(texts: list[str], strict: bool) -> list[dict[str, str]]:
