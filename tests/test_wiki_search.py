@@ -128,3 +128,17 @@ def test_follow_up_candidates_rank_pages_by_matched_terms(lab: Lab) -> None:
     assert found[0]["status"] == "current" and wiki_candidates(lab.core.app, []) == []
     lab.retract(lab.rid, lab.cid2)  # stale pages are never candidates
     assert wiki_candidates(lab.core.app, ["crash"]) == []
+
+
+def test_a_long_lived_process_sees_updates_and_merges_exactly(lab: Lab) -> None:
+    """One process (as an MCP server is) searches, then pages are updated and segments merged."""
+    lab.write("sessions", lab.page(text="Quokka wombat."))
+    lab.write("other", lab.page(title="Other", text="Wombat only."))
+    assert lab("wiki_search", query="quokka")["total"] == 1  # the index is now open in this process
+    lab.write("sessions", lab.page(text="Wombat platypus."), expected_revision=1)
+    assert lab("wiki_search", query="quokka")["total"] == 0  # the old revision's words are gone ...
+    assert _ids(lab("wiki_search", query="wombat")) == ["other", "sessions"]  # ... and no page matches twice
+    for i in range(12):  # enough one-page segments for the merge policy to merge them
+        lab.write(f"extra-{i}", lab.page(title=f"Extra {i}", text="Wombat numbat."))
+    found = lab("wiki_search", query="wombat", limit=50)
+    assert found["total"] == 14 and len(set(_ids(found))) == 14

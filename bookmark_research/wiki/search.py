@@ -214,7 +214,10 @@ def _searcher(wiki: Wiki) -> Any:
     build, ix, searcher, files = _OPEN[str(wiki.root)]
     if not searcher.up_to_date():
         files = _files(wiki.path(FOLDER))
-        searcher = searcher.refresh()
+        # A fresh searcher, not ``searcher.refresh()``: Whoosh's refresh reuses a segment's reader by
+        # segment id alone, so it misses deletions made since (an updated page's old words still match).
+        _close((build, ix, searcher, files))
+        searcher = ix.searcher(weighting=BM25F())
         _OPEN[str(wiki.root)] = (build, ix, searcher, files)
     return searcher
 
