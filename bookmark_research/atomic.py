@@ -34,8 +34,12 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o600) -> None:
-    """Replace ``path`` with ``data`` atomically and durably (temp file, fsync, rename, fsync dir)."""
+def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o600, sync_dir: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically and durably (temp file, fsync, rename, fsync dir).
+
+    ``sync_dir=False`` leaves the directory fsync to the caller, who writes several files into one
+    directory and then calls :func:`fsync_dir` once (the renames are durable only after that call).
+    """
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
@@ -48,7 +52,8 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o600)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_dir(target.parent)
+    if sync_dir:
+        fsync_dir(target.parent)
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, mode: int = 0o600) -> None:

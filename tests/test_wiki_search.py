@@ -142,3 +142,35 @@ def test_a_long_lived_process_sees_updates_and_merges_exactly(lab: Lab) -> None:
         lab.write(f"extra-{i}", lab.page(title=f"Extra {i}", text="Wombat numbat."))
     found = lab("wiki_search", query="wombat", limit=50)
     assert found["total"] == 14 and len(set(_ids(found))) == 14
+
+
+def test_the_faster_phrase_check_matches_and_scores_as_whoosh_does(tmp_path: Path) -> None:
+    import random
+
+    from whoosh import query as wq
+    from whoosh.filedb.filestore import FileStorage
+    from whoosh.scoring import BM25F
+
+    from bookmark_research.wiki import search
+
+    rng = random.Random(3)
+    alphabet = "推理加速模型 ab，"
+    ix = FileStorage(str(tmp_path)).create_index(search.schema())
+    writer = ix.writer()
+    for i in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
+        writer.add_document(page_id=f"p{i}", sha="", title=text[:5], headings="", body=text, claims=text[::-1])
+    writer.commit()
+    checked = 0
+    with ix.searcher(weighting=BM25F()) as searcher:
+        for _ in range(300):
+            word = "".join(rng.choice(alphabet.replace(" ", "")) for _ in range(rng.randint(2, 5)))
+            tokens = [t.text for t in search.analyzer()(word, mode="query")]
+            if len(tokens) < 2:
+                continue
+            for field in search.FIELDS:
+                ours = searcher.search(search.Phrase(field, tokens), limit=None)
+                theirs = searcher.search(wq.Phrase(field, tokens), limit=None)
+                assert [(s, d) for s, d in ours.top_n] == [(s, d) for s, d in theirs.top_n]
+                checked += len(theirs.top_n)
+    assert checked > 500

@@ -336,3 +336,28 @@ def test_refused_evidence_leaves_an_existing_wiki_byte_identical(lab: Lab) -> No
     with pytest.raises(BookmarkResearchError, match="no longer matches saved evidence"):
         lab.write("aurora", lab.page(title="Aurora", kind="entity", claims=[lab.ref(lab.cid2)]), expected_revision=1)
     assert lab.tree() == before
+
+
+def test_index_json_and_catalogue_updated_in_place_equal_a_full_rebuild(lab: Lab) -> None:
+    """Writes in one process reuse the previous index.json lines and catalogue rows; the files must be
+    exactly what sorting every page again gives (new pages between others, a retitled page, a kind change)."""
+    import random
+
+    from bookmark_research.wiki import render
+    from bookmark_research.wiki.store import Wiki, dump_index
+
+    rng = random.Random(5)
+    ids = [f"p-{n}" for n in rng.sample(range(100), 12)]
+    revisions: dict[str, int] = {}
+    written: list[tuple[str, str]] = []
+    for step in range(30):
+        page_id = rng.choice(ids)
+        page = lab.page(title=rng.choice(["Alpha", "beta", "Gamma", "Ωmega", "测试"]) + f" {step}",
+                        kind=rng.choice(["topic", "entity"]))
+        lab.write(page_id, page, **({"expected_revision": revisions[page_id]} if page_id in revisions else {}))
+        revisions[page_id] = revisions.get(page_id, 0) + 1
+        written.append(((lab.wiki / "index.json").read_text("utf-8"), (lab.wiki / "index.md").read_text("utf-8")))
+    for index_text, catalog_text in written:  # recomputed only now: this resets the reuse caches
+        index = json.loads(index_text)
+        assert index_text == dump_index(index) and catalog_text == render.catalog(index)
+    assert Wiki(lab.wiki).load_index()["pages"].keys() == set(revisions)

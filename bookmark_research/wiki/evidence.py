@@ -94,6 +94,7 @@ class Evidence:
         self._claims: dict[tuple[str, str], ClaimCheck] = {}
         self._freshness: dict[str, dict[str, Any]] = {}
         self._folders: dict[str, Path | BookmarkResearchError] = {}
+        self._idents: dict[Any, cache.Identity | None] = {}  # file and folder identities, taken once here
 
     def folder(self, research_id: str) -> Path:
         """The session's folder (asked once per operation); raises as the research API does."""
@@ -120,11 +121,11 @@ class Evidence:
         except BookmarkResearchError as exc:
             return ClaimCheck(None, exc.message)
         memo_key = (str(folder), claim_id)
-        session_ident = cache.folder_identity(folder)
+        session_ident = self._identity(folder, folder=True)
         remembered = cache.CLAIMS.get(memo_key, session_ident)
         if remembered is not None:
             artifacts, result = remembered
-            if all(cache.identity(path) == ident for path, ident in artifacts):
+            if all(self._identity(path) == ident for path, ident in artifacts):
                 return result
         try:
             raw = api.claim_evidence(self.app, research_id, claim_id)
@@ -139,6 +140,13 @@ class Evidence:
         if all(ident is not None for _, ident in artifacts):
             cache.CLAIMS.put(memo_key, session_ident, (artifacts, result))
         return result
+
+    def _identity(self, path: Path, folder: bool = False) -> cache.Identity | None:
+        """:func:`cache.identity` (or :func:`cache.folder_identity`) of ``path``, taken once per operation."""
+        key = (folder, path)
+        if key not in self._idents:
+            self._idents[key] = cache.folder_identity(path) if folder else cache.identity(path)
+        return self._idents[key]
 
     def require(self, refs: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
         """Snapshots for ``refs`` in order; the first claim that cannot be cited refuses the write."""
@@ -160,7 +168,7 @@ class Evidence:
         if research_id not in self._freshness:
             try:
                 folder = self.folder(research_id)
-                ident = cache.folder_identity(folder)
+                ident = self._identity(folder, folder=True)
                 fresh = cache.FRESHNESS.get(str(folder), ident)
                 if fresh is None:
                     fresh = dict(research_api().source_freshness(self.app, research_id))

@@ -9,6 +9,7 @@ of the saved evidence; the current view ``pages/<id>.md`` links to the other cur
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Mapping
@@ -183,15 +184,42 @@ def _row(page_id: str, ptr: dict[str, Any]) -> tuple[tuple[str, str], str]:
     return known[2], known[3]
 
 
-def catalog(index: dict[str, Any]) -> str:
-    """``index.md``: every page's current view, topics then entities, sorted by title."""
+#: The sorted catalogue rows of the last index catalogued: (its pages dict, rows per kind).
+_CATALOG: list[tuple[dict[str, Any], dict[str, list[tuple[tuple[str, str], str]]]]] = []
+
+
+def catalog(index: dict[str, Any], base: dict[str, Any] | None = None, changed: str | None = None) -> str:
+    """``index.md``: every page's current view, topics then entities, sorted by title.
+
+    ``base`` and ``changed`` (optional) say that ``index`` is the pages dict ``base`` with only page
+    ``changed`` added or replaced, so the rows sorted for ``base`` are updated instead of sorted again.
+    """
+    pages = index["pages"]
+    last = _CATALOG[0] if _CATALOG else None
+    groups: dict[str, list[tuple[tuple[str, str], str]]] | None = None
+    if last is not None and base is not None and last[0] is base and changed is not None:
+        groups = {kind: list(rows) for kind, rows in last[1].items()}
+        if changed in base:
+            old = _row(changed, base[changed])
+            rows = groups.get(base[changed]["kind"], [])
+            at = bisect.bisect_left(rows, old)
+            if at < len(rows) and rows[at] == old:
+                del rows[at]
+            else:
+                groups = None  # not the rows of ``base`` after all: sort again
+        if groups is not None:
+            bisect.insort(groups.setdefault(pages[changed]["kind"], []), _row(changed, pages[changed]))
+    if groups is None:
+        groups = {"topic": [], "entity": []}
+        for page_id, ptr in pages.items():
+            groups.setdefault(ptr["kind"], []).append(_row(page_id, ptr))
+        for rows in groups.values():
+            rows.sort()
+    _CATALOG[:] = [(pages, groups)]
     lines = ["# Wiki index", "",
              "Generated from index.json by bookmark-research; do not edit (the next write regenerates it).", ""]
-    groups: dict[str, list[tuple[tuple[str, str], str]]] = {"topic": [], "entity": []}
-    for page_id, ptr in index["pages"].items():
-        groups.setdefault(ptr["kind"], []).append(_row(page_id, ptr))
     for kind, heading in (("topic", "Topics"), ("entity", "Entities")):
-        rows = sorted(groups[kind])
+        rows = groups.get(kind, [])
         lines += [f"## {heading} ({len(rows)})", ""]
         lines += [row for _, row in rows] or ["None yet."]
         lines.append("")

@@ -26,6 +26,7 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh import query as wq
 from whoosh.analysis import LowercaseFilter, StemFilter, Token, Tokenizer
 from whoosh.fields import ID, STORED, TEXT, Schema
+from whoosh.query.spans import Span, SpanNear2
 from whoosh.scoring import BM25F
 
 from bookmark_research.locks import file_lock
@@ -78,6 +79,38 @@ class MixedTokenizer(Tokenizer):
                     t.endchar = t.startchar + len(gram)
                 yield t
             pos += 1 if match.lastgroup == "word" else max(len(text) - 1, 1)
+
+
+class Phrase(wq.Phrase):
+    """Whoosh's phrase query (adjacent positions, in order) with a faster exact position check.
+
+    Whoosh checks a phrase by building a span object per position and comparing spans pairwise; here
+    the positions are compared as integers. Matches and scores are the same (the score is the
+    intersection's, as in Whoosh); ``tests/test_wiki_search.py`` compares both on random text.
+    """
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        m = super().matcher(searcher, context)
+        if type(m) is SpanNear2.SpanNear2Matcher and (m.slop, m.ordered, m.mindist) == (1, True, 1):
+            m = _AdjacentMatcher(m.ms)
+        return m
+
+
+class _AdjacentMatcher(SpanNear2.SpanNear2Matcher):
+    """Matches where term ``i`` of the phrase is at position ``p + i`` for some ``p``."""
+
+    def __init__(self, ms: list[Any]) -> None:
+        super().__init__(ms, slop=1, ordered=True, mindist=1)
+
+    def _get_spans(self) -> list[Span]:
+        ms = self.ms
+        starts = ms[0].value_as("positions")
+        for i in range(1, len(ms)):
+            if not starts:
+                return []
+            following = set(ms[i].value_as("positions"))
+            starts = [p for p in starts if p + i in following]
+        return [Span(p, p + len(ms) - 1) for p in sorted(set(starts))]
 
 
 def analyzer() -> Any:
@@ -322,7 +355,7 @@ def build_query(text: str) -> Any | None:
         if len(tokens) == 1:
             words.append(wq.Or([wq.Term(f, tokens[0]) for f in FIELDS]))
         else:
-            words.append(wq.Or([wq.Phrase(f, tokens) for f in FIELDS]))
+            words.append(wq.Or([Phrase(f, tokens) for f in FIELDS]))
     if not words:
         return None
     return words[0] if len(words) == 1 else wq.And(words)

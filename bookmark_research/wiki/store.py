@@ -18,6 +18,7 @@ not match them fails instead of returning edited content.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import json
@@ -113,6 +114,15 @@ class Wiki:
         """The folder ``head`` inside the wiki, each component checked (remembered once it exists)."""
         if not head:
             return self._root
+        known = self._dirs.get(head)
+        if known is not None:
+            return known
+        parent_rel, _, name = head.rpartition("/")
+        parent = self._dirs.get(parent_rel) if parent_rel else None if "/" in head else self._root
+        if parent is not None:  # the usual case: only the last component is new
+            if name in ("", ".", "..") or "\\" in name or "\x00" in name:
+                raise UnsafeInputError(f"Wiki path {head!r} must stay inside the wiki folder")
+            return self._enter(parent, head, name, rel)
         current, prefix = self._root, ""
         for part in _check_rel(head):
             prefix = f"{prefix}/{part}" if prefix else part
@@ -120,16 +130,24 @@ class Wiki:
             if known is not None:
                 current = known
                 continue
-            current = f"{current}{os.sep}{part}"
-            try:
-                mode = os.lstat(current).st_mode
-            except (FileNotFoundError, NotADirectoryError):
+            found = self._enter(current, prefix, part, rel)
+            if found is None:
                 return None
-            if stat.S_ISLNK(mode):
-                raise UnsafeInputError(f"{self.root}/{rel}: symlinks are not allowed inside the wiki folder")
-            if not stat.S_ISDIR(mode):
-                return None
-            self._dirs[prefix] = current
+            current = found
+        return current
+
+    def _enter(self, parent: str, prefix: str, part: str, rel: str) -> str | None:
+        """``parent/part`` if it is a folder (not a symlink; remembered as ``prefix``), else None."""
+        current = f"{parent}{os.sep}{part}"
+        try:
+            mode = os.lstat(current).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(mode):
+            raise UnsafeInputError(f"{self.root}/{rel}: symlinks are not allowed inside the wiki folder")
+        if not stat.S_ISDIR(mode):
+            return None
+        self._dirs[prefix] = current
         return current
 
     def is_file(self, rel: str) -> bool:
@@ -138,14 +156,30 @@ class Wiki:
 
     def create(self) -> None:
         """Make the folder (0700) and its fixed subfolders; refuses symlinks where folders belong."""
-        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        from bookmark_research.atomic import fsync_dir
+
+        if not self.root.is_dir():
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fsync_dir(self.root.parent)
         for sub in ("revisions", "pages", "evidence"):
             target = self.path(sub)
-            target.mkdir(mode=0o700, exist_ok=True)
+            if not target.is_dir():
+                target.mkdir(mode=0o700, exist_ok=True)
+                fsync_dir(self.root)
 
     def ensure_dir(self, rel: str) -> Path:
+        """The folder ``rel``, created if missing (its parent then fsynced, so the new entry is durable)."""
+        from bookmark_research.atomic import fsync_dir
+
         target = self.path(rel)
-        target.mkdir(mode=0o700, parents=True, exist_ok=True)
+        missing = []
+        folder = target
+        while not folder.is_dir() and folder != self.root:
+            missing.append(folder)
+            folder = folder.parent
+        for folder in reversed(missing):
+            folder.mkdir(mode=0o700, exist_ok=True)
+            fsync_dir(folder.parent)
         self.path(rel)  # re-check: nothing in the chain became a symlink
         return target
 
@@ -209,10 +243,11 @@ class Wiki:
         _INDEX_CACHE[self.root] = (key, index, sha256(data))
         return _INDEX_CACHE[self.root]
 
-    def remember_index(self, index: dict[str, Any], data: bytes) -> None:
-        """After writing ``index.json`` (under the index lock): keep what was written, no re-read needed."""
+    def remember_index(self, index: dict[str, Any], digest: str) -> None:
+        """After writing ``index.json`` (under the index lock): keep what was written (``digest``: the
+        SHA-256 of its bytes), no re-read needed."""
         st = os.lstat(self.path(INDEX))
-        _INDEX_CACHE[self.root] = ((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), index, sha256(data))
+        _INDEX_CACHE[self.root] = ((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), index, digest)
 
     def pointer(self, page_id: str) -> dict[str, Any]:
         pointer = self.load_index()["pages"].get(page_id)
@@ -344,7 +379,8 @@ def _parse_lines(data: bytes) -> dict[str, Any] | None:
         return None
     pages: dict[str, Any] = {}
     body = text[len(_HEAD):-len(_TAIL)]
-    for line in body.split(",\n") if body else []:
+    lines = body.split(",\n") if body else []
+    for line in lines:
         known = _LINES.get(line)
         if known is None:
             try:
@@ -360,20 +396,45 @@ def _parse_lines(data: bytes) -> dict[str, Any] | None:
         if known[0] in pages:
             raise StorageError(f"{INDEX}: page {known[0]!r} appears twice")
         pages[known[0]] = known[1]
+    ids = list(pages)
+    if all(a < b for a, b in zip(ids, ids[1:])):  # as dump_index lays them out: the next dump starts here
+        _DUMPED[:] = [(pages, ids, lines)]
     return {"schema_version": SCHEMA_VERSION, "pages": pages}
 
 
-def dump_index(index: dict[str, Any]) -> str:
-    """``index.json`` text: one page per line (sorted), so a diff shows which pages changed."""
-    rows = []
-    for page_id in sorted(index["pages"]):
-        pointer = index["pages"][page_id]
-        known = _POINTER_LINES.get(id(pointer))
-        line = known[1] if known is not None and known[0] is pointer and line_of(known[1]) == page_id else None
-        if line is None:
-            line = f"    {json.dumps(page_id, ensure_ascii=False)}: {json.dumps(pointer, ensure_ascii=False)}"
-            _remember_line(line, page_id, pointer)
-        rows.append(line)
+#: The sorted lines of the last index dumped: (its pages dict, page ids, lines).
+_DUMPED: list[tuple[dict[str, Any], list[str], list[str]]] = []
+
+
+def _line(page_id: str, pointer: dict[str, Any]) -> str:
+    known = _POINTER_LINES.get(id(pointer))
+    line = known[1] if known is not None and known[0] is pointer and line_of(known[1]) == page_id else None
+    if line is None:
+        line = f"    {json.dumps(page_id, ensure_ascii=False)}: {json.dumps(pointer, ensure_ascii=False)}"
+        _remember_line(line, page_id, pointer)
+    return line
+
+
+def dump_index(index: dict[str, Any], base: dict[str, Any] | None = None, changed: str | None = None) -> str:
+    """``index.json`` text: one page per line (sorted), so a diff shows which pages changed.
+
+    ``base`` and ``changed`` (optional) say that ``index`` is the pages dict ``base`` with only page
+    ``changed`` added or replaced, so the lines of ``base`` are updated instead of sorted again.
+    """
+    pages = index["pages"]
+    last = _DUMPED[0] if _DUMPED else None
+    if last is not None and base is not None and last[0] is base and changed is not None and changed in pages:
+        ids, rows = list(last[1]), list(last[2])
+        at = bisect.bisect_left(ids, changed)
+        if at < len(ids) and ids[at] == changed:
+            rows[at] = _line(changed, pages[changed])
+        else:
+            ids.insert(at, changed)
+            rows.insert(at, _line(changed, pages[changed]))
+    else:
+        ids = sorted(pages)
+        rows = [_line(page_id, pages[page_id]) for page_id in ids]
+    _DUMPED[:] = [(pages, ids, rows)]
     if not rows:
         return f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "pages": {{}}\n}}\n'
     return _HEAD + ",\n".join(rows) + _TAIL

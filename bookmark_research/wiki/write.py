@@ -38,11 +38,19 @@ ACK_REFUSED = ("Wiki acknowledgement cannot accept invalid evidence or links; re
 REVISION_CHANGED = "Wiki revision changed; read the current page before updating"
 
 
-def _put(wiki: Wiki, rel: str, data: bytes) -> None:
+def _put(wiki: Wiki, rel: str, data: bytes, sync_dir: bool = True) -> None:
+    """Write ``rel`` atomically; ``sync_dir=False`` when the caller fsyncs its folder after more files."""
     try:
-        atomic.write_bytes(wiki.path(rel), data)
+        atomic.write_bytes(wiki.path(rel), data, sync_dir=sync_dir)
     except OSError as exc:
         raise StorageError(f"{wiki.root / rel}: cannot write ({exc.strerror or exc})") from None
+
+
+def _sync_dir(wiki: Wiki, rel: str) -> None:
+    try:
+        atomic.fsync_dir(wiki.path(rel) if rel else wiki.root)
+    except OSError as exc:
+        raise StorageError(f"{wiki.root / rel}: cannot sync ({exc.strerror or exc})") from None
 
 
 def _acknowledgements(previous: dict[str, Any] | None, research_ids: list[str], evidence: Evidence, now: str,
@@ -154,16 +162,17 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
                    "title": page.title, "kind": page.kind, "updated_at": now, "claims": len(snapshots),
                    "summary": render.summary(record["page"])}
         new_index = {"schema_version": 1, "pages": {**pages, page_id: pointer}}
-        index_bytes = dump_index(new_index).encode("utf-8")
+        index_bytes = dump_index(new_index, base=pages, changed=page_id).encode("utf-8")
         digests = (search_digest(wiki), sha256(index_bytes))
 
         _copy_evidence(wiki, evidence, snapshots)
         wiki.ensure_dir(f"revisions/{page_id}")
-        _put(wiki, pointer["record_file"], record_bytes)
-        _put(wiki, pointer["markdown_file"], markdown)
+        _put(wiki, pointer["record_file"], record_bytes, sync_dir=False)
+        _put(wiki, pointer["markdown_file"], markdown)  # the folder's fsync makes both renames durable
         _put(wiki, INDEX, index_bytes)  # publication point
-        wiki.remember_index(new_index, index_bytes)
-        derived_errors = _publish_derived(wiki, page_id, view, new_index, record, pointer, digests, outlines)
+        wiki.remember_index(new_index, digests[1])
+        derived_errors = _publish_derived(wiki, page_id, view, new_index, record, pointer, digests, outlines,
+                                          previous_pages=pages)
     return {"page_id": page_id, **pointer, "status": "written", "directory": str(wiki.root),
             "artifacts": artifacts(wiki, page_id, pointer), "semantic_review": "caller_declared",
             "acknowledged": acknowledged, "catalog": {"index.md": str(wiki.root / "index.md"),
@@ -201,15 +210,18 @@ def _copy_evidence(wiki: Wiki, evidence: Evidence, snapshots: list[dict[str, Any
 
 
 def _publish_derived(wiki: Wiki, page_id: str, view: bytes, index: dict[str, Any], record: dict[str, Any],
-                     pointer: dict[str, Any], digests: tuple[str, str], outlines: dict[str, Any]) -> list[str]:
+                     pointer: dict[str, Any], digests: tuple[str, str], outlines: dict[str, Any],
+                     previous_pages: dict[str, Any] | None = None) -> list[str]:
     """Current view, catalogue, log and search index; failures are reported, never undo the write."""
     from bookmark_research.wiki import search
 
     errors: list[str] = []
     steps = [
         lambda: _put(wiki, render.view_file(page_id), view),
-        lambda: _put(wiki, "index.md", render.catalog(index).encode("utf-8")),
+        lambda: _put(wiki, "index.md", render.catalog(index, base=previous_pages, changed=page_id).encode("utf-8"),
+                     sync_dir=False),
         lambda: _append_log(wiki, record),
+        lambda: _sync_dir(wiki, ""),  # index.md and log.md
         lambda: search.index_page(wiki, *digests, page_id, pointer, record),
         lambda: _remember_outlines(wiki, outlines),
     ]
@@ -236,7 +248,7 @@ def _append_log(wiki: Wiki, record: dict[str, Any]) -> None:
         existing = ""
     if not existing.startswith(render.LOG_HEADER):
         existing = render.LOG_HEADER
-    _put(wiki, "log.md", (existing + render.log_entry(record)).encode("utf-8"))
+    _put(wiki, "log.md", (existing + render.log_entry(record)).encode("utf-8"), sync_dir=False)
 
 
 def acknowledge(app: Any, page_id: str, note: str, expected_revision: int | None = None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ process) and cold (the outline cache deleted too, so every rendered file is pars
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import re
@@ -116,10 +117,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=5000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--keep", metavar="DIR", help="write the data folder to DIR (new) and keep it, for profiling")
     args = parser.parse_args()
     bodies = [v["articleBody"] for v in json.loads(FIXTURES.read_text()).values() if len(v["articleBody"]) > 2000]
     rng = random.Random(11)
-    with tempfile.TemporaryDirectory(prefix="bookmark-research-wiki-") as tmp, App(tmp) as app:
+    with contextlib.ExitStack() as stack:
+        if args.keep:
+            Path(args.keep).mkdir(parents=True)
+            tmp = args.keep
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bookmark-research-wiki-"))
+        app = stack.enter_context(App(tmp))
         rid, claims = seed_real(app, bodies, rng)
         pages = [page(rng, i, rid, claims, bodies) for i in range(args.pages)]
         times = []
@@ -146,6 +154,8 @@ def main() -> None:
         for _ in range(args.queries):
             words = distinctive(rng.choice(pages))
             queries.append(" ".join(rng.sample(words, min(len(words), rng.choice([1, 1, 2])))))
+        if args.keep:
+            (Path(tmp) / "bench-queries.json").write_text(json.dumps(queries, ensure_ascii=False))
         t = time.perf_counter()
         run(app, "wiki_search", {"query": queries[0]})
         print(f"search: first query {(time.perf_counter() - t) * 1000:.0f} ms")
