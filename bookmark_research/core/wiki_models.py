@@ -48,7 +48,9 @@ class WikiLintInput(Input):
     page_id: PageId | None = Field(None, description="Lint one page (default: the whole wiki)")
 
 
-class WikiWriteOutput(Output):
+class WikiPageRow(Output):
+    """A page's pointer in ``index.json`` (its current revision)."""
+
     page_id: str
     revision: int
     record_file: str
@@ -61,6 +63,9 @@ class WikiWriteOutput(Output):
     updated_at: str
     claims: int
     summary: str
+
+
+class WikiWriteOutput(WikiPageRow):
     status: str
     directory: str
     artifacts: dict[str, str]
@@ -94,21 +99,6 @@ class WikiGetOutput(Output):
     review_rubric: str
     artifacts: dict[str, str]
     validation: Validation
-
-
-class WikiPageRow(Output):
-    page_id: str
-    revision: int
-    record_file: str
-    sha256: str
-    markdown_file: str
-    markdown_sha256: str
-    view_sha256: str
-    title: str
-    kind: str
-    updated_at: str
-    claims: int
-    summary: str
 
 
 class WikiListOutput(Output):
