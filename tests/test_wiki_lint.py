@@ -199,3 +199,45 @@ def test_a_cold_full_lint_shares_the_parsing_with_a_helper_process(lab: Lab, mon
     shutil.rmtree(lab.wiki / ".cache")
     assert lab("wiki_lint") == serial  # no helper: this process parses everything
     assert helped == [0]
+
+
+def test_a_broken_link_fixed_by_a_later_revision_leaves_only_a_warning(lab: Lab) -> None:
+    """Revisions never change: a link that broke in history is a warning once the current revision is fixed."""
+    lab.write("aurora", lab.page(title="Aurora", kind="entity",
+                                 sections=[{"heading": "When not to use", "text": "Old.", "claims": [lab.ref()]}]))
+    lab.write("sessions", lab.page(text="See [the caveat](aurora#when-not-to-use) and [a file](assets/x.png)."))
+    lab.write("aurora", lab.page(title="Aurora", kind="entity",  # the heading is renamed on the other page
+                                 sections=[{"heading": "Caveats", "text": "Old.", "claims": [lab.ref()]}]),
+              expected_revision=1)
+    lint = lab("wiki_lint", page_id="sessions")
+    assert lint["status"] == "error"  # the current revision's links are broken: errors
+    lab.write("sessions", lab.page(text="See [the caveat](aurora#caveats)."), expected_revision=1)
+    lint = lab("wiki_lint")
+    history = _issues(lint, "broken_relative_link")
+    assert lint["status"] == "ok" and [i["severity"] for i in lint["issues"] if i["severity"] == "error"] == []
+    assert {i["severity"] for i in history} == {"warning"} and all(i["superseded"] for i in history)
+    assert {i["file"].split("/")[-1][:2] for i in history} == {"1-"}  # both from sessions revision 1
+    assert sorted(i["target"].rsplit("/", 1)[-1] for i in history) == ["aurora.md#when-not-to-use", "x.png"]
+
+
+def test_a_changed_evidence_copy_makes_the_page_stale_everywhere_reported_once(lab: Lab) -> None:
+    lab.write("aurora", lab.page(title="Aurora", kind="entity", text="See [[sessions]]."))
+    lab.write("sessions", lab.page(claims=[lab.ref(), lab.ref(lab.cid2)], text="Used by [[aurora]]."))  # one source
+    lab.copy(lab.rid, lab.sid).write_text("changed")
+    assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "stale"
+    assert lab("wiki_search", query="sessions")["excluded_stale_pages"] >= 1
+    lint = lab("wiki_lint")
+    changed = [i for i in lint["issues"] if "copy of saved evidence changed" in i["message"]]
+    assert {i["page_id"] for i in changed} >= {"sessions"}
+    assert len([i for i in changed if i["page_id"] == "sessions"]) == 1  # two citations of one file: one issue
+    assert _issues(lint, "orphan_page") == []
+
+
+def test_an_edited_old_revision_keeps_the_page_links_counted(lab: Lab) -> None:
+    lab.write("aurora", lab.page(title="Aurora", kind="entity", text="See [[sessions]]."))
+    lab.write("sessions", lab.page(text="Used by [[aurora]]."))
+    lab.write("aurora", lab.page(title="Aurora", kind="entity", text="See [[sessions]] again."), expected_revision=1)
+    old = next((lab.wiki / "revisions" / "aurora").glob("1-*.md"))
+    old.write_text(old.read_text() + "\nedited\n")
+    lint = lab("wiki_lint")
+    assert [i["code"] for i in lint["issues"]] == ["artifact_error"]  # no spurious orphan_page for sessions

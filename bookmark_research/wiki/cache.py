@@ -98,10 +98,11 @@ MARKDOWN = Memo()  # verified Markdown files: (path, sha256) -> True
 CLAIMS = Memo()  # claim checks: (session folder, claim id) -> ClaimCheck
 RECORD_INPUTS = Memo()  # what validation needs from a record, by the record's SHA-256 (pure function)
 FRESHNESS = Memo()  # source freshness of sessions over plain URL lists: session folder -> result
+COPIES = Memo()  # SHA-256 of the wiki's copies of saved evidence: absolute path -> digest
 
 
 def clear() -> None:
-    for memo in (RECORDS, MARKDOWN, CLAIMS, RECORD_INPUTS, FRESHNESS):
+    for memo in (RECORDS, MARKDOWN, CLAIMS, RECORD_INPUTS, FRESHNESS, COPIES):
         memo.clear()
 
 

@@ -95,6 +95,7 @@ class Evidence:
         self._freshness: dict[str, dict[str, Any]] = {}
         self._folders: dict[str, Path | BookmarkResearchError] = {}
         self._idents: dict[Any, cache.Identity | None] = {}  # file and folder identities, taken once here
+        self._copies: dict[Any, str | None] = {}  # the wiki's evidence copies: rel -> SHA-256 (None: absent)
 
     def folder(self, research_id: str) -> Path:
         """The session's folder (asked once per operation); raises as the research API does."""
@@ -188,6 +189,25 @@ class Evidence:
             for research_id in sorted(set(research_ids)):
                 stack.enter_context(api.session_lock(self.app, research_id))
             yield
+
+    def copy_digest(self, wiki: Any, rel: str) -> str | None:
+        """SHA-256 of the wiki's own file ``rel`` (a copy of saved evidence); None when it is missing or
+        unreadable (lint reports the links to it). Taken once per operation, remembered while unchanged."""
+        from bookmark_research.wiki.store import sha256
+
+        key = ("copy", rel)
+        if key not in self._copies:
+            try:
+                path = str(wiki.path(rel))
+                ident = cache.identity(path)
+                found = cache.COPIES.get(path, ident)
+                if found is None:
+                    found = sha256(wiki.read_bytes(rel))
+                    cache.COPIES.put(path, ident, found)
+            except BookmarkResearchError:
+                found = None
+            self._copies[key] = found
+        return self._copies[key]
 
     def artifact(self, research_id: str, rel: str, expected_sha256: str) -> bytes:
         """A saved artifact of a session (``rel`` inside its folder), only if its hash still matches."""

@@ -1,12 +1,13 @@
 """``wiki_lint``: every check the wiki can make without judging the prose.
 
-Per page: the revision chain's hashes (``artifact_error``), the evidence, input freshness and links
-of the current record (see :mod:`~bookmark_research.wiki.validation`), links written in section text
-(``broken_prose_link``), the current view (``view_missing`` / ``view_stale``), the wiki's copies of
-saved evidence, and every relative link in every rendered file — revisions, ``pages/`` and
-``index.md`` — parsed with markdown-it-py and resolved to an existing file and heading anchor
-(``broken_relative_link``). Across pages: ``orphan_page`` (no page links to it), ``duplicate_topic``
-(titles equal after normalisation) and the catalogue (``catalog_missing`` / ``catalog_stale``).
+Per page: the revision chain's hashes (``artifact_error``), the evidence, input freshness, links and
+evidence copies of the current record (see :mod:`~bookmark_research.wiki.validation`), links written in
+section text (``broken_prose_link``), the current view (``view_missing`` / ``view_stale``), and every
+relative link in every rendered file — revisions, ``pages/`` and ``index.md`` — parsed with
+markdown-it-py and resolved to an existing file and heading anchor (``broken_relative_link``; a warning
+in a superseded revision, whose files never change). Across pages: ``orphan_page`` (no page links to
+it), ``duplicate_topic`` (titles equal after normalisation) and the catalogue (``catalog_missing`` /
+``catalog_stale``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from urllib.parse import unquote
 from bookmark_research.errors import BookmarkResearchError, StorageError
 from bookmark_research.wiki import cache, render
 from bookmark_research.wiki.cache import Outlines
-from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
+from bookmark_research.wiki.evidence import Evidence
 from bookmark_research.wiki.markdown import prose_links as markdown_links
 from bookmark_research.wiki.outline_worker import Helper, cores, outline_of
 from bookmark_research.wiki.store import Wiki, sha256
@@ -188,20 +189,23 @@ def prose_links(record: dict[str, Any], sha: str) -> list[dict[str, str]]:
     return found
 
 
-_Rendered = tuple[list[str], set[str]]  # a page's rendered files, and links already reported as prose links
+#: A page's rendered files, links already reported as prose links, and the files of superseded revisions.
+_Rendered = tuple[list[str], set[str], set[str]]
 
 
 def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any], index: dict[str, Any],
-                evidence: Evidence, copies: dict[str, str | None]
-                ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, _Rendered]:
+                evidence: Evidence) -> tuple[list[dict[str, Any]], dict[str, Any] | None, _Rendered]:
     """A page's issues except its rendered files' links (:func:`_check_rendered`, run after every page)."""
     issues: list[dict[str, Any]] = []
     try:
         chain = list(wiki.history(page_id, pointer))
-        for older, _ in chain:
-            files.check_markdown(older)
     except BookmarkResearchError as exc:
-        return [issue("artifact_error", "error", exc.message)], None, ([], set())
+        return [issue("artifact_error", "error", exc.message)], None, ([], set(), set())
+    for older, _ in chain:
+        try:
+            files.check_markdown(older)
+        except BookmarkResearchError as exc:
+            issues.append(issue("artifact_error", "error", exc.message))
     record = chain[0][1]
     issues += record_issues(wiki, record, index, evidence, pointer["sha256"])
     pages = index["pages"]
@@ -232,24 +236,10 @@ def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any]
         if current_view != pointer["view_sha256"]:
             issues.append(issue("view_stale", "warning", f"Current view {view} does not match revision "
                                 f"{pointer['revision']}; the next write of the page regenerates it", regenerable=True))
-    for snap in record["evidence"]:
-        for cite in snap["citations"]:
-            for key in ARTIFACTS:
-                rel, digest = cite.get(key), (cite.get("artifact_sha256") or {}).get(key)
-                if not rel or not digest:
-                    continue
-                copy = render.evidence_copy(snap["research_id"], rel)
-                if copy not in copies:
-                    try:
-                        copies[copy] = sha256(wiki.read_bytes(copy))
-                    except BookmarkResearchError:
-                        copies[copy] = None
-                if copies[copy] is not None and copies[copy] != digest:
-                    issues.append(issue("artifact_error", "error", f"Wiki copy of saved evidence changed: {copy}"))
     prose_targets = {render.view_file(link["target"]) for link in links
                      if link["kind"] == "page" and link["target"] not in pages}
     rendered = [p["markdown_file"] for p, _ in chain] + ([view] if files.exists(view) else [])
-    return issues, record, (rendered, prose_targets)
+    return issues, record, (rendered, prose_targets, {p["markdown_file"] for p, _ in chain[1:]})
 
 
 def _check_rendered(files: _Files, rendered: _Rendered) -> list[dict[str, Any]]:
@@ -260,6 +250,11 @@ def _check_rendered(files: _Files, rendered: _Rendered) -> list[dict[str, Any]]:
             target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(href.partition("#")[0])))
             if target in rendered[1]:
                 continue  # already reported as broken_prose_link
+            if rel in rendered[2]:  # immutable history: a later revision is where it gets fixed
+                issues.append(issue("broken_relative_link", "warning", f"{rel}:{line}: link {href} {reason} "
+                                    "(a superseded revision; the current one is checked as an error)",
+                                    file=rel, line=line, target=href, superseded=True))
+                continue
             issues.append(issue("broken_relative_link", "error", f"{rel}:{line}: link {href} {reason}",
                                 file=rel, line=line, target=href))
     return issues
@@ -272,7 +267,6 @@ def lint(app: Any, page_id: str | None = None) -> dict[str, Any]:
     pages = index["pages"]
     evidence = Evidence(app)
     files = _Files(wiki, {"index.md", *(render.view_file(pid) for pid in pages)})
-    copies: dict[str, str | None] = {}
     issues: list[dict[str, Any]] = []
     ids = sorted(pages) if page_id is None else [page_id]
     records: dict[str, dict[str, Any]] = {}
@@ -282,9 +276,9 @@ def lint(app: Any, page_id: str | None = None) -> dict[str, Any]:
             files.start_helper(pages)
         for pid in ids:
             if pid not in pages:
-                checked.append((pid, [issue("artifact_error", "error", "Unknown Wiki page")], ([], set())))
+                checked.append((pid, [issue("artifact_error", "error", "Unknown Wiki page")], ([], set(), set())))
                 continue
-            found, record, rendered = _check_page(wiki, files, pid, pages[pid], index, evidence, copies)
+            found, record, rendered = _check_page(wiki, files, pid, pages[pid], index, evidence)
             checked.append((pid, found, rendered))
             if record is not None:
                 records[pid] = record

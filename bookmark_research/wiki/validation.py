@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from bookmark_research.wiki import cache
-from bookmark_research.wiki.evidence import Evidence, cited_research_ids, digest
+from bookmark_research.wiki.evidence import ARTIFACTS, Evidence, cited_research_ids, digest
+from bookmark_research.wiki.render import evidence_copy
 from bookmark_research.wiki.store import Wiki
 
 SEMANTIC_REVIEW = "caller_declared; not evaluated by lint"
@@ -26,7 +27,20 @@ def _inputs(record: dict[str, Any]) -> dict[str, Any]:
             "research_ids": cited_research_ids(record["evidence"]),
             "acknowledged": {(a["research_id"], a["input_version"]): a for a in record.get("acknowledged", [])},
             "links": [(link["page_id"], link["revision"], link["markdown_file"])
-                      for link in record.get("resolved_links", [])]}
+                      for link in record.get("resolved_links", [])],
+            "copies": _copies(record)}
+
+
+def _copies(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """The wiki's copies of the saved evidence a record cites, each once: ``(copy, expected SHA-256)``."""
+    found: dict[str, str] = {}
+    for snap in record["evidence"]:
+        for cite in snap["citations"]:
+            for key in ARTIFACTS:
+                rel, expected = cite.get(key), (cite.get("artifact_sha256") or {}).get(key)
+                if rel and expected:
+                    found.setdefault(evidence_copy(snap["research_id"], rel), expected)
+    return list(found.items())
 
 
 def record_issues(wiki: Wiki, record: dict[str, Any], index: dict[str, Any], evidence: Evidence,
@@ -69,6 +83,11 @@ def record_issues(wiki: Wiki, record: dict[str, Any], index: dict[str, Any], evi
                                     f"The bookmark input of {rid} changed since the research froze it; rewrite the "
                                     "page with reviewed_input_version or run wiki ack", research_id=rid,
                                     source_freshness=fresh))
+    for copy, expected in inputs["copies"]:
+        actual = evidence.copy_digest(wiki, copy)
+        if actual is not None and actual != expected:
+            issues.append(issue("artifact_error", "error", f"Wiki copy of saved evidence changed: {copy}; the next "
+                                "write of a page citing it restores it from the research session", file=copy))
     pages = index["pages"]
     for page_id, revision, markdown_file in inputs["links"]:
         target = pages.get(page_id)
