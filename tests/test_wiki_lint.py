@@ -241,3 +241,63 @@ def test_an_edited_old_revision_keeps_the_page_links_counted(lab: Lab) -> None:
     old.write_text(old.read_text() + "\nedited\n")
     lint = lab("wiki_lint")
     assert [i["code"] for i in lint["issues"]] == ["artifact_error"]  # no spurious orphan_page for sessions
+
+
+def test_the_outline_helper_does_not_import_modules_from_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review: ``python -m`` put the working directory first on the child's sys.path."""
+    import hashlib
+
+    from bookmark_research.wiki.outline_worker import Helper
+
+    marker = tmp_path / "ran"
+    (tmp_path / "json.py").write_text(f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "page.md"
+    target.write_bytes(b"# Title\n\n[a](b.md)\n")
+    sha = hashlib.sha256(target.read_bytes()).hexdigest()
+    found = Helper([(str(target), sha), (str(target), "0" * 64)], 1_000).results()
+    assert not marker.exists(), "the child ran ./json.py from the current directory"
+    assert found == {sha: (["title"], [("b.md", 3)])}  # parsed, and only under the hash asked for
+
+
+def test_the_helper_skips_an_oversized_or_changed_file_and_lint_holds_one_file_at_a_time(
+        lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review: a 4.8 MB tampered revision was read whole and parsed before its hash check."""
+    import json
+    import shutil
+
+    from bookmark_research.wiki import cache, lint, outline_worker
+    from bookmark_research.wiki.store import MAX_MARKDOWN_BYTES
+
+    lab.write("aurora", lab.page(title="Aurora", kind="entity"))
+    pointer = json.loads((lab.wiki / "index.json").read_text())["pages"]["aurora"]
+    tampered = lab.wiki / pointer["markdown_file"]
+    tampered.write_bytes(b"# Tampered\n\n" + b"- [x](y.md)\n" * 400_000)
+    assert tampered.stat().st_size > MAX_MARKDOWN_BYTES
+    shutil.rmtree(lab.wiki / ".cache")  # a cold lint
+    cache.clear()
+    parsed: list[int] = []
+    real_outline_of = lint.outline_of
+    monkeypatch.setattr(lint, "outline_of", lambda data: parsed.append(len(data)) or real_outline_of(data))
+    seen: list[dict] = []
+    results = outline_worker.Helper.results
+    monkeypatch.setattr(outline_worker.Helper, "results", lambda self: seen.append(r := results(self)) or r)
+    monkeypatch.setattr(lint, "HELPER_MIN_FILES", 1)
+    monkeypatch.setattr(lint, "HELPER_SHARE", 1.0)
+    monkeypatch.setattr(lint, "cores", lambda: 2)
+    out = lab("wiki_lint")
+    assert "artifact_error" in [i["code"] for i in out["issues"] if i["severity"] == "error"]
+    assert seen and pointer["markdown_sha256"] not in seen[0] and len(seen[0]) == 1  # only the intact view
+    assert all(size <= MAX_MARKDOWN_BYTES for size in parsed)  # nothing over the cap parsed here either
+
+
+def test_a_fifo_in_the_wiki_folder_does_not_hang_a_read(lab: Lab) -> None:
+    import os
+
+    lab.write("aurora", lab.page(title="Aurora", kind="entity"))
+    view = lab.wiki / "pages" / "aurora.md"
+    view.unlink()
+    os.mkfifo(view)
+    lint = lab("wiki_lint")  # returns (a blocking open would hang here)
+    assert "view_missing" in [i["code"] for i in lint["issues"]] or lint["status"] == "error"

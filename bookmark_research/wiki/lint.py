@@ -24,7 +24,7 @@ from bookmark_research.wiki.cache import Outlines
 from bookmark_research.wiki.evidence import Evidence
 from bookmark_research.wiki.markdown import prose_links as markdown_links
 from bookmark_research.wiki.outline_worker import Helper, cores, outline_of
-from bookmark_research.wiki.store import Wiki, sha256
+from bookmark_research.wiki.store import MAX_MARKDOWN_BYTES, Wiki, sha256
 from bookmark_research.wiki.validation import issue, record_issues
 
 BOUNDARY = ("Checks current source reviews, active claims, saved quotes, hashes, links, revision history and the "
@@ -43,7 +43,7 @@ class _Files:
     def __init__(self, wiki: Wiki, regenerable: set[str]) -> None:
         self.wiki = wiki
         self.regenerable = regenerable  # derived files whose absence is reported as catalog_/view_missing
-        self._read: dict[str, tuple[str, bytes | None] | BookmarkResearchError] = {}  # rel -> (sha, bytes)
+        self._read: dict[str, str | BookmarkResearchError] = {}  # rel -> SHA-256 of its bytes
         self._outlines: dict[str, tuple[set[str], list[tuple[str, int]]] | None] = {}
         self.cache = Outlines(wiki.root)
         self.cache.preload()
@@ -51,23 +51,20 @@ class _Files:
         self._exists: dict[str, bool] = {}
         self._helper: Helper | None = None
         self._own: list[str] = []  # files left to this process while the helper parses the others
-        self._theirs: set[str] = set()
 
     def digest(self, rel: str) -> str:
-        """SHA-256 of a file's bytes, read once per run (raises as :meth:`Wiki.read_bytes`)."""
+        """SHA-256 of a file's bytes, read once per run and at most :data:`MAX_MARKDOWN_BYTES` + 1 of them
+        (a larger file cannot match any hash); raises as :meth:`Wiki.read_bytes`."""
         found = self._read.get(rel)
         if found is None:
             try:
-                data = self.wiki.read_bytes(rel)
-                digest = sha256(data)
-                # keep the bytes only while they may still have to be parsed here
-                found = (digest, None if self.cache.get(digest) is not None or rel in self._theirs else data)
+                found = sha256(self.wiki.read_bytes(rel, MAX_MARKDOWN_BYTES))
             except BookmarkResearchError as exc:
                 found = exc
             self._read[rel] = found
         if isinstance(found, BookmarkResearchError):
             raise found
-        return found[0]
+        return found
 
     def check_markdown(self, pointer: dict[str, Any]) -> None:
         """:meth:`Wiki.check_markdown` through this run's reads."""
@@ -76,16 +73,16 @@ class _Files:
             raise StorageError(f"Wiki Markdown hash changed; publish an explicit revision: {rel}")
 
     def outline(self, rel: str) -> tuple[set[str], list[tuple[str, int]]] | None:
-        """Heading anchors and links of a rendered file (parsed, or remembered by content hash)."""
+        """Heading anchors and links of a rendered file (parsed, or remembered by content hash); None when
+        it cannot be read or is over the size limit. Only one file's bytes are held at a time."""
         if rel not in self._outlines:
             try:
-                digest = self.digest(rel)
-                known = self.cache.get(digest)
+                known = self.cache.get(self.digest(rel))
                 if known is None:
-                    data = self._read[rel][1]  # type: ignore[index]
-                    if data is None:  # left to the helper, which did not parse it
-                        data = self.wiki.read_bytes(rel)
-                        digest = sha256(data)
+                    data = self.wiki.read_bytes(rel, MAX_MARKDOWN_BYTES)
+                    if len(data) > MAX_MARKDOWN_BYTES:
+                        raise StorageError(f"{rel}: larger than {MAX_MARKDOWN_BYTES} bytes")
+                    digest = sha256(data)
                     known = outline_of(data)
                     self.cache.remember({digest: known})
                     self.parsed[digest] = known
@@ -93,31 +90,27 @@ class _Files:
                 self._outlines[rel] = None
             else:
                 self._outlines[rel] = (set(known[0]), known[1])
-            found = self._read.get(rel)
-            if isinstance(found, tuple) and found[1] is not None:
-                self._read[rel] = (found[0], None)  # parsed: the bytes are no longer needed
         return self._outlines[rel]
 
     def start_helper(self, pages: dict[str, Any]) -> None:
         """Before a full lint: if many current files lack an outline, let a helper parse most of them."""
-        missing = [rel for pid in sorted(pages) for rel, sha in (
+        missing = [(rel, sha) for pid in sorted(pages) for rel, sha in (
             (pages[pid]["markdown_file"], pages[pid]["markdown_sha256"]),
             (render.view_file(pid), pages[pid]["view_sha256"])) if self.cache.get(sha) is None]
         if len(missing) < HELPER_MIN_FILES or cores() < 2:
             return
         split = int(len(missing) * (1 - HELPER_SHARE))
-        self._own, theirs = missing[:split], missing[split:]
-        self._theirs = set(theirs)
-        paths = []
-        for rel in theirs:
+        self._own = [rel for rel, _ in missing[:split]]
+        wanted = []
+        for rel, sha in missing[split:]:
             try:
-                paths.append(str(self.wiki.path(rel)))
+                wanted.append((str(self.wiki.path(rel)), sha))
             except BookmarkResearchError:
                 continue
-        self._helper = Helper(paths)
+        self._helper = Helper(wanted, MAX_MARKDOWN_BYTES)
 
     def finish_helper(self) -> None:
-        """Parse this process's share, then take the helper's outlines."""
+        """Parse this process's share, then take the helper's outlines (only of the files and hashes asked for)."""
         for rel in self._own:
             self.outline(rel)
         if self._helper is not None:

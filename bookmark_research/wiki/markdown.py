@@ -213,10 +213,12 @@ def outline(markdown: str) -> tuple[list[tuple[int, str, str]], list[tuple[str, 
             parsed = memo.get(content) if memo is not None else None
             if parsed is None:
                 parsed = _parse_inline(content, env)
-                if memo is not None:
-                    if len(memo) >= _INLINE_MAX:
+                if memo is not None and len(content) <= _INLINE_RUN_MAX:
+                    if len(memo) >= _INLINE_MAX or _INLINE_SIZE[0] > _INLINE_CHARS_MAX:
                         memo.clear()
+                        _INLINE_SIZE[0] = 0
                     memo[content] = parsed
+                    _INLINE_SIZE[0] += len(content) + sum(map(len, parsed[1]))
             text, hrefs = parsed
             if heading_level:
                 headings.append((heading_level, text, slugger.slug(text)))
@@ -228,7 +230,10 @@ def outline(markdown: str) -> tuple[list[tuple[int, str, str]], list[tuple[str, 
 
 
 _INLINE: dict[str, tuple[str, tuple[str, ...]]] = {}  # inline run -> (its text, its link targets in order)
-_INLINE_MAX = 200_000
+_INLINE_MAX = 200_000  # runs remembered at most ...
+_INLINE_CHARS_MAX = 16_000_000  # ... and characters (then the memo starts again)
+_INLINE_RUN_MAX = 4_000  # longer runs (prose, not the repeated citation lines) are not remembered
+_INLINE_SIZE = [0]  # characters held by _INLINE
 
 
 @functools.lru_cache(maxsize=1)

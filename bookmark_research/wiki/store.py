@@ -40,6 +40,7 @@ INDEX = "index.json"
 LOCK = ".index.json.lock"
 MAX_INDEX_BYTES = 8_000_000
 MAX_RECORD_BYTES = 900_000
+MAX_MARKDOWN_BYTES = MAX_RECORD_BYTES * 4  # a rendered file can be no larger than this (read at most this)
 MAX_PAGES = 5_000
 POINTER_KEYS = ("revision", "record_file", "sha256", "markdown_file", "markdown_sha256", "view_sha256", "title",
                 "kind", "updated_at", "claims", "summary")
@@ -191,7 +192,8 @@ class Wiki:
     def read_bytes(self, rel: str, limit: int | None = None) -> bytes:
         """The bytes of ``rel`` (no symlink followed); NotFoundError if absent."""
         path = self.path(rel)
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        # O_NONBLOCK: a FIFO planted in the folder must not hang the open (it is refused below)
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
         try:
             fd = os.open(path, flags)
         except FileNotFoundError:
@@ -199,6 +201,8 @@ class Wiki:
         except OSError as exc:
             raise StorageError(f"{path}: cannot read ({exc.strerror})") from None
         with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise StorageError(f"{path}: not a regular file")
             data = fh.read() if limit is None else fh.read(limit + 1)
         return data
 
@@ -291,7 +295,7 @@ class Wiki:
         ident = cache.stat_identity(path, st)
         if cache.MARKDOWN.get(key, ident):
             return
-        data = self.read_bytes(rel, MAX_RECORD_BYTES * 4)
+        data = self.read_bytes(rel, MAX_MARKDOWN_BYTES)
         if sha256(data) != pointer["markdown_sha256"]:
             raise StorageError(f"Wiki Markdown hash changed; publish an explicit revision: {rel}")
         cache.MARKDOWN.put(key, ident, True)
