@@ -110,6 +110,7 @@ def test_acknowledge_carry_forward_and_reopen(lab: Lab) -> None:
     v2 = lab.resync("A new bookmark")
     acked = lab("wiki_acknowledge", page_id="sessions", note="Re-read the re-synced bookmarks")
     assert acked["revision"] == 2 and acked["acknowledged_note"] == "Re-read the re-synced bookmarks"
+    assert acked["unacknowledged"] == []
     page = lab("wiki_get", page_id="sessions")
     assert page["validation"]["status"] == "current" and _codes(page) == ["source_change_acknowledged"]
     assert page["validation"]["issues"][0]["severity"] == "info"
@@ -132,7 +133,10 @@ def test_removed_input_stays_needs_review_after_acknowledging(lab: Lab) -> None:
     lab.remove_input()
     page = lab("wiki_get", page_id="sessions")
     assert page["validation"]["status"] == "needs_review" and _codes(page) == ["source_input_unavailable"]
-    assert lab("wiki_acknowledge", page_id="sessions", note="Looked")["revision"] == 2
+    acked = lab("wiki_acknowledge", page_id="sessions", note="Looked")
+    assert acked["revision"] == 2 and acked["acknowledged"] == []  # the reference writes the revision anyway ...
+    assert [u["research_id"] for u in acked["unacknowledged"]] == [lab.rid]  # ... and here it says what it could not
+    assert "stays needs_review" in acked["unacknowledged"][0]["reason"]
     assert lab("wiki_get", page_id="sessions")["validation"]["status"] == "needs_review"
 
 

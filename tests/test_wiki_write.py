@@ -31,7 +31,7 @@ def test_a_source_without_an_accepted_review_refuses_the_write(lab: Lab, verdict
 
 def test_a_retracted_claim_refuses_the_write(lab: Lab) -> None:
     lab.retract(lab.rid, lab.cid)
-    with pytest.raises(BookmarkResearchError, match="retracted claim: c1"):
+    with pytest.raises(BookmarkResearchError, match=rf"^page\.sections\[0\]\.claims\[0\] \({lab.rid}/c1\): .*retracted claim: c1"):
         lab.write("sessions")
     assert not lab.wiki.exists()
 
@@ -44,8 +44,10 @@ def test_a_quote_whose_saved_text_was_edited_refuses_the_write(lab: Lab) -> None
 
 
 def test_unknown_claims_and_sessions_refuse_the_write(lab: Lab) -> None:
-    with pytest.raises(BookmarkResearchError, match="Unknown claim: c9"):
-        lab.write("sessions", lab.page(claims=[lab.ref("c9")]))
+    with pytest.raises(BookmarkResearchError, match=r"^page\.sections\[1\]\.claims\[1\] .*Unknown claim: c9"):
+        lab.write("sessions", lab.page(sections=[
+            {"heading": "Fine", "text": "Cited.", "claims": [lab.ref()]},
+            {"heading": "Not", "text": "Miscited.", "claims": [lab.ref(), lab.ref("c9")]}]))
     with pytest.raises(BookmarkResearchError, match="r-00000000000000ff"):
         lab.write("sessions", lab.page(claims=[lab.ref(rid="r-00000000000000ff")]))
     assert not lab.wiki.exists()
@@ -133,7 +135,7 @@ def test_bad_page_ids_are_refused(lab: Lab, page_id: str) -> None:
 
 
 def test_links_must_name_an_existing_different_page(lab: Lab) -> None:
-    with pytest.raises(BookmarkResearchError, match="existing different page: nowhere"):
+    with pytest.raises(BookmarkResearchError, match=r"^page\.links\[0\]: .*existing different page: nowhere"):
         lab.write("sessions", lab.page(links=[{"page_id": "nowhere", "relation": "x"}]))
     assert not lab.wiki.exists()
     lab.write("sessions")
@@ -174,9 +176,11 @@ def test_a_stale_expected_revision_is_refused(lab: Lab) -> None:
     lab.write("sessions")
     lab.write("sessions", expected_revision=1)
     before = lab.tree()
-    with pytest.raises(ConflictError, match="revision changed"):
+    with pytest.raises(ConflictError, match="revision changed.*: page sessions is at revision 2, expected_revision was 1$"):
         lab.write("sessions", expected_revision=1)
-    with pytest.raises(ConflictError, match="revision changed"):
+    with pytest.raises(ConflictError, match="revision changed.*: page sessions is at revision 2, expected_revision was 0$"):
+        lab.write("sessions")
+    with pytest.raises(ConflictError, match="revision changed.*: page brand-new does not exist; give expected_revision 0"):
         lab.write("brand-new", expected_revision=3)
     assert lab.tree() == before
 
@@ -269,7 +273,7 @@ def test_an_edited_revision_file_is_refused_on_read(lab: Lab) -> None:
     out = lab.write("sessions")
     record = Path(out["artifacts"]["record_file"])
     record.write_text(record.read_text().replace("Reusable", "Edited"))
-    with pytest.raises(BookmarkResearchError, match="hash changed"):
+    with pytest.raises(BookmarkResearchError, match="hash changed: revisions/sessions/1-.*SHA-256.*restore the file"):
         lab("wiki_get", page_id="sessions")
     before = lab.tree()
     with pytest.raises(BookmarkResearchError, match="hash changed"):
@@ -361,3 +365,20 @@ def test_index_json_and_catalogue_updated_in_place_equal_a_full_rebuild(lab: Lab
         index = json.loads(index_text)
         assert index_text == dump_index(index) and catalog_text == render.catalog(index)
     assert Wiki(lab.wiki).load_index()["pages"].keys() == set(revisions)
+
+
+def test_wikilinks_take_a_heading_as_written_and_refuse_an_id_that_cannot_link(lab: Lab) -> None:
+    """Obsidian writes [[page#Heading text]]; a capitalised [[Page]] would silently stay text."""
+    lab.write("aurora", lab.page(title="Aurora", kind="entity",
+                                 sections=[{"heading": "When not to use", "text": "Old.", "claims": [lab.ref()]}]))
+    lab.write("sessions", lab.page(text="See [[aurora#When not to use|the caveat]] and [[aurora#when-not-to-use]]."))
+    view = (lab.wiki / "pages" / "sessions.md").read_text()
+    assert view.count("aurora.md#when-not-to-use)") == 2
+    assert [i for i in lab("wiki_lint")["issues"] if i["severity"] != "info"] == []
+    before = lab.tree()
+    with pytest.raises(BookmarkResearchError,
+                       match=r"^page\.sections\[0\]\.text: \[\[Aurora\]\] is not a page link.*\(write \[\[aurora\]\]"):
+        lab.write("sessions", lab.page(text="See [[Aurora]]."), expected_revision=1)
+    lab.write("sessions", lab.page(text="Code `[[Aurora]]` and escaped \\[\\[Aurora\\]\\] stay text."),
+              expected_revision=1)
+    assert lab.tree() != before

@@ -75,8 +75,15 @@ class WikiWriteOutput(WikiPageRow):
     derived_errors: list[str]
 
 
+class Unacknowledged(Output):
+    research_id: str
+    reason: str
+
+
 class WikiAckOutput(WikiWriteOutput):
     acknowledged_note: str
+    unacknowledged: list[Unacknowledged] = Field(
+        description="Cited sessions the acknowledgement could not cover (their input cannot be checked)")
 
 
 class Validation(Output):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -149,13 +149,14 @@ class Evidence:
             self._idents[key] = cache.folder_identity(path) if folder else cache.identity(path)
         return self._idents[key]
 
-    def require(self, refs: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
-        """Snapshots for ``refs`` in order; the first claim that cannot be cited refuses the write."""
+    def require(self, refs: Mapping[tuple[str, str], str]) -> list[dict[str, Any]]:
+        """Snapshots for ``refs`` in order; the first claim that cannot be cited refuses the write with an
+        error naming where it is cited (``refs`` maps each claim to that field path)."""
         snapshots = []
-        for research_id, claim_id in refs:
+        for (research_id, claim_id), where in refs.items():
             result = self.check(research_id, claim_id)
             if result.error is not None:
-                raise InvalidInputError(result.error)
+                raise InvalidInputError(f"{where} ({research_id}/{claim_id}): {result.error}")
             snapshots.append(result.snapshot)
         return snapshots
 

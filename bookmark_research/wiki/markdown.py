@@ -49,6 +49,8 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
         return False
     if not silent:
         target, anchor, label = match.group(1), match.group(2) or "", match.group(3)
+        if anchor:  # "#When not to use" (Obsidian writes the heading's text) or "#when-not-to-use"
+            anchor = "#" + slug_base(unquote(anchor[1:]).strip())
         token = state.push("link_open", "a", 1)
         token.attrs = {"href": target + anchor}
         token.meta = {"wikilink": True}
@@ -74,6 +76,14 @@ def author_parser() -> MarkdownIt:
     md.options["parser_extension"].append(gfm)
     gfm.update_mdit(md)
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    return md
+
+
+@functools.lru_cache(maxsize=1)
+def _unjoined_author_parser() -> MarkdownIt:
+    """:func:`author_parser` keeping escapes as separate tokens (``\\[`` is not joined into the text)."""
+    md = author_parser.__wrapped__()
+    md.core.ruler.disable("text_join")
     return md
 
 
@@ -260,6 +270,22 @@ def _parse_inline(content: str, env: dict[str, Any]) -> tuple[str, tuple[str, ..
         if child.children:
             stack[0:0] = child.children
     return text, tuple(hrefs)
+
+
+_DOUBLE_BRACKETS = re.compile(r"\[\[([^\[\]\n]{1,200})\]\]")
+
+
+def not_wikilinks(text: str) -> list[tuple[str, str]]:
+    """``[[...]]`` in author text that is not a page link (an id must be lower case), outside code:
+    ``(what was written, the page id it probably means)``."""
+    found = []
+    for token in _unjoined_author_parser().parse(text):
+        for child in token.children or ():
+            if child.type == "text":  # an escaped bracket is a token of its own here, so it never matches
+                for match in _DOUBLE_BRACKETS.finditer(child.content):
+                    name = match.group(1).partition("|")[0].partition("#")[0].strip()
+                    found.append((match.group(0), "-".join(name.lower().split())))
+    return found
 
 
 def prose_links(texts: list[str], strict: bool) -> list[dict[str, str]]:

@@ -87,13 +87,14 @@ class Page(_Closed):
         return self
 
 
-def claim_refs(page: Page) -> list[tuple[str, str]]:
-    """Distinct ``(research_id, claim_id)`` pairs in order of first appearance."""
-    seen: dict[tuple[str, str], None] = {}
-    for section in page.sections:
-        for ref in section.claims:
-            seen.setdefault((ref.research_id, ref.claim_id), None)
-    return list(seen)
+def claim_refs(page: Page) -> dict[tuple[str, str], str]:
+    """Distinct ``(research_id, claim_id)`` pairs in order of first appearance, each with where it first
+    appears (``page.sections[1].claims[0]``), for errors that name the field."""
+    seen: dict[tuple[str, str], str] = {}
+    for i, section in enumerate(page.sections):
+        for j, ref in enumerate(section.claims):
+            seen.setdefault((ref.research_id, ref.claim_id), f"page.sections[{i}].claims[{j}]")
+    return seen
 
 
 def page_dict(page: Page) -> dict:

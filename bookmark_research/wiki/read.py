@@ -16,7 +16,7 @@ def get_page(app: Any, page_id: str, revision: int | None = None) -> dict[str, A
     """Revision ``revision`` (default: current) of a page, hash-verified, with its validation now."""
     wiki = Wiki.open(app)
     if not wiki.exists:
-        raise NotFoundError("Unknown Wiki page or revision")
+        raise NotFoundError(f"Unknown Wiki page or revision: no page {page_id} (the wiki is empty)")
     pointer, record = wiki.revision(page_id, revision)
     evidence = Evidence(app)
     issues = record_issues(wiki, record, wiki.load_index(), evidence, pointer["sha256"])

@@ -256,7 +256,7 @@ class Wiki:
     def pointer(self, page_id: str) -> dict[str, Any]:
         pointer = self.load_index()["pages"].get(page_id)
         if pointer is None:
-            raise NotFoundError("Unknown Wiki page or revision")
+            raise NotFoundError(f"Unknown Wiki page or revision: no page {page_id} (wiki list shows the pages)")
         return pointer
 
     # --- records -----------------------------------------------------------------------------
@@ -276,7 +276,11 @@ class Wiki:
             return cached
         data = self.read_bytes(rel, MAX_RECORD_BYTES)
         if len(data) > MAX_RECORD_BYTES or sha256(data) != pointer["sha256"]:
-            raise StorageError(f"Wiki revision hash changed or size limit exceeded: {rel}")
+            what = (f"is over {MAX_RECORD_BYTES} bytes" if len(data) > MAX_RECORD_BYTES
+                    else "no longer has the SHA-256 its pointer names")
+            raise StorageError(f"Wiki revision hash changed: {rel} {what}; revisions are immutable: restore the "
+                               "file from a backup or version control (this revision and the ones before it "
+                               "cannot be read or updated until then)")
         record = _parse(data, rel)
         if record.get("schema_version") != SCHEMA_VERSION:
             raise StorageError(f"{rel}: not a wiki revision of schema version {SCHEMA_VERSION}")
@@ -323,7 +327,7 @@ class Wiki:
                 return pointer, record
             if pointer["revision"] < revision:
                 break
-        raise NotFoundError("Unknown Wiki page or revision")
+        raise NotFoundError(f"Unknown Wiki page or revision: page {page_id} has revisions 1 to {current['revision']}")
 
 
 def _parse(data: bytes, rel: str) -> dict[str, Any]:

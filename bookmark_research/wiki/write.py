@@ -26,8 +26,8 @@ from bookmark_research.clock import iso
 from bookmark_research.errors import BookmarkResearchError, ConflictError, InvalidInputError, StorageError
 from bookmark_research.wiki import render
 from bookmark_research.wiki.cache import Outlines
-from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
-from bookmark_research.wiki.markdown import prose_links
+from bookmark_research.wiki.evidence import ARTIFACTS, Evidence, cited_research_ids
+from bookmark_research.wiki.markdown import not_wikilinks, prose_links
 from bookmark_research.wiki.pages import Page, claim_refs, page_dict
 from bookmark_research.wiki.store import INDEX, MAX_PAGES, MAX_RECORD_BYTES, Wiki, dump_index, sha256
 from bookmark_research.wiki.search import index_digest as search_digest
@@ -73,8 +73,29 @@ def _acknowledgements(previous: dict[str, Any] | None, research_ids: list[str], 
     return [rows[rid] for rid in sorted(rows)]
 
 
+_LINK_REFUSED = ("page.links[{i}]: Wiki links must target an existing different page: {target} (write that page "
+                 "first, or link to it from the text as [[{target}]], which lint checks)")
+
+
+def _check_revision(page_id: str, current: dict[str, Any] | None, expected: int) -> None:
+    """Optimistic concurrency: ``expected`` must be the page's current revision (0: a new page)."""
+    actual = current["revision"] if current else 0
+    if expected == actual:
+        return
+    if current is None:
+        detail = f"page {page_id} does not exist; give expected_revision 0 (or omit it) to create it"
+    else:
+        detail = f"page {page_id} is at revision {actual}, expected_revision was {expected}"
+    raise ConflictError(f"{REVISION_CHANGED}: {detail}")
+
+
 def _check_prose(page: Page) -> None:
-    prose_links([section.text for section in page.sections], strict=True)  # refuses links leaving the wiki
+    """Refuse links leaving the wiki, and ``[[...]]`` that would show as text instead of linking."""
+    prose_links([section.text for section in page.sections], strict=True)
+    for i, section in enumerate(page.sections):
+        for written, meant in not_wikilinks(section.text):
+            raise InvalidInputError(f"page.sections[{i}].text: {written} is not a page link: page ids are lower-case "
+                                    f"letters, digits and hyphens (write [[{meant}]] or escape the brackets)")
 
 
 class _Titles(Mapping[str, str]):
@@ -103,13 +124,12 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
     refs = claim_refs(page)
     index = wiki.load_index() if wiki.exists else {"schema_version": 1, "pages": {}}
     current = index["pages"].get(page_id)
-    if expected_revision != (current["revision"] if current else 0):
-        raise ConflictError(REVISION_CHANGED)
+    _check_revision(page_id, current, expected_revision)
     if current is None and len(index["pages"]) >= MAX_PAGES:
         raise InvalidInputError("Wiki page limit reached")
-    for link in page.links:
+    for i, link in enumerate(page.links):
         if link.page_id == page_id or link.page_id not in index["pages"]:
-            raise InvalidInputError(f"Wiki links must target an existing different page: {link.page_id}")
+            raise InvalidInputError(_LINK_REFUSED.format(i=i, target=link.page_id))
     _check_prose(page)
     Evidence(app).require(refs)  # fail fast, before the folder exists or a lock is taken
 
@@ -120,8 +140,7 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
         index = wiki.load_index()
         pages = index["pages"]
         current = pages.get(page_id)
-        if expected_revision != (current["revision"] if current else 0):
-            raise ConflictError(REVISION_CHANGED)
+        _check_revision(page_id, current, expected_revision)
         if current is None and len(pages) >= MAX_PAGES:
             raise InvalidInputError("Wiki page limit reached")
         snapshots = evidence.require(refs)
@@ -136,10 +155,10 @@ def write_page(app: Any, page_id: str, page: Page, change_note: str, expected_re
         acknowledged = _acknowledgements(previous, research_ids, evidence, now, page.review.note,
                                          reviewed_input_version, acknowledge_all)
         resolved = []
-        for link in page.links:
+        for i, link in enumerate(page.links):
             target = pages.get(link.page_id)
             if target is None or link.page_id == page_id:
-                raise InvalidInputError(f"Wiki links must target an existing different page: {link.page_id}")
+                raise InvalidInputError(_LINK_REFUSED.format(i=i, target=link.page_id))
             wiki.read_record(link.page_id, target)
             wiki.check_markdown(target)
             resolved.append({"page_id": link.page_id, "relation": link.relation, "revision": target["revision"],
@@ -263,4 +282,15 @@ def acknowledge(app: Any, page_id: str, note: str, expected_revision: int | None
     page = Page.model_validate(data)
     result = write_page(app, page_id, page, f"Reviewed against the current input: {note}",
                         pointer["revision"] if expected_revision is None else expected_revision, acknowledge_all=True)
-    return {**result, "acknowledged_note": note}
+    return {**result, "acknowledged_note": note, "unacknowledged": _unacknowledged(evidence, record)}
+
+
+def _unacknowledged(evidence: Evidence, record: dict[str, Any]) -> list[dict[str, str]]:
+    """Cited sessions an acknowledgement cannot cover: their input cannot be checked, so the page stays
+    ``needs_review`` (as in the reference) until it cites evidence whose input can be."""
+    out = []
+    for rid in cited_research_ids(record["evidence"]):
+        if not isinstance(evidence.freshness(rid).get("current_input_version"), str):
+            out.append({"research_id": rid, "reason": "its bookmark input cannot be checked (source removed or "
+                                                      "unreadable); the page stays needs_review"})
+    return out
