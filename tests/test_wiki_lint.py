@@ -300,4 +300,16 @@ def test_a_fifo_in_the_wiki_folder_does_not_hang_a_read(lab: Lab) -> None:
     view.unlink()
     os.mkfifo(view)
     lint = lab("wiki_lint")  # returns (a blocking open would hang here)
-    assert "view_missing" in [i["code"] for i in lint["issues"]] or lint["status"] == "error"
+    assert [(i["code"], i["file"]) for i in lint["issues"] if i["severity"] == "error"] == [
+        ("artifact_error", "pages/aurora.md")]
+    assert "not a regular file" in _issues(lint, "artifact_error")[0]["message"]
+
+
+def test_a_symlinked_pages_folder_is_an_error_not_a_regenerable_view(lab: Lab, tmp_path: Path) -> None:
+    lab.write("aurora", lab.page(title="Aurora", kind="entity"))
+    (lab.wiki / "pages").rename(tmp_path / "pages")
+    (lab.wiki / "pages").symlink_to(tmp_path / "pages")
+    lint = lab("wiki_lint")
+    assert _issues(lint, "view_missing") == []  # "the next write regenerates it" would be false: writes refuse
+    errors = _issues(lint, "artifact_error")
+    assert len(errors) == 1 and "symlinks are not allowed" in errors[0]["message"]

@@ -18,7 +18,7 @@ import unicodedata
 from typing import Any
 from urllib.parse import unquote
 
-from bookmark_research.errors import BookmarkResearchError, StorageError
+from bookmark_research.errors import BookmarkResearchError, NotFoundError, StorageError
 from bookmark_research.wiki import cache, render
 from bookmark_research.wiki.cache import Outlines
 from bookmark_research.wiki.evidence import Evidence
@@ -222,9 +222,11 @@ def _check_page(wiki: Wiki, files: _Files, page_id: str, pointer: dict[str, Any]
     view = render.view_file(page_id)
     try:
         current_view = files.digest(view)
-    except BookmarkResearchError:
+    except NotFoundError:
         issues.append(issue("view_missing", "warning", f"Current view {view} is missing; the next write of the "
                             "page regenerates it", regenerable=True))
+    except BookmarkResearchError as exc:  # a symlink or a special file where the view belongs: writes refuse too
+        issues.append(issue("artifact_error", "error", exc.message, file=view))
     else:
         if current_view != pointer["view_sha256"]:
             issues.append(issue("view_stale", "warning", f"Current view {view} does not match revision "
