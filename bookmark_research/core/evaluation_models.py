@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from bookmark_research.core.base_models import JSON, Input, Output
+from bookmark_research.core.research_models import ResearchId
 
 Ident = Annotated[str, StringConstraints(min_length=1, max_length=300, pattern=r"^[^\x00]*\S[^\x00]*$")]
 
@@ -180,7 +181,8 @@ class EvaluateWriteOutput(EvaluateOutput):
 
 
 class RunFromSessionInput(Input):
-    research_id: Ident = Field(description="A finished research session (completed, incomplete or cancelled)")
+    research_id: ResearchId = Field(description="A finished research session (r- and 16 hex; completed, incomplete or "
+                                             "cancelled)")
     system_id: Ident = Field(description="The system that ran it (e.g. the agent or prompt setup)")
     mode: Ident = Field(description="Its mode (e.g. direct, workflow)")
     comparison_group: Ident = Field(description="Runs meant to be compared share a comparison group")
