@@ -22,3 +22,63 @@ def test_a_bad_research_id_is_a_usage_error_like_any_bad_option(tmp_path: Path) 
                     "--comparison-group", "g", data_dir=tmp_path / "d")
     assert blank.returncode == 2 and "system_id" in blank.stderr
     assert not (tmp_path / "d").exists()
+
+
+def _session_run() -> dict[str, Any]:
+    from bookmark_research.evaluation.from_session import run_from_state
+    from tests.test_evaluation_from_session import LABELS as RUN_LABELS
+    from tests.test_evaluation_from_session import session_coverage, session_state
+
+    return run_from_state(session_state(), session_coverage(), "", **RUN_LABELS)["run"]
+
+
+def test_a_runs_file_whose_entries_are_not_runs_is_refused_untouched(tmp_path: Path) -> None:
+    """B3: an existing runs file is extended only if every entry is a run record; the refusal names the
+    file and the field, and the file keeps its bytes."""
+    import pytest
+
+    from bookmark_research.errors import InvalidInputError
+    from bookmark_research.evaluation.from_session import save_run
+
+    run = _session_run()
+    cases = {
+        "obj.json": ('{"runs":[{"x":1}]}', r"obj\.json: runs\[0\]\.run_id: required field is missing$"),
+        "list.json": (json.dumps([run, dict(run, run_id="b", repeat="2")]),
+                      r"list\.json: runs\[1\]\.repeat: Input should be a valid integer$"),
+        "scalar.json": ('{"runs":[7]}', r"scalar\.json: runs\[0\]: Input should be .*dictionary"),
+    }
+    for name, (text, message) in cases.items():
+        path = tmp_path / name
+        path.write_text(text, "utf-8")
+        with pytest.raises(InvalidInputError, match=message):
+            save_run(str(path), run)
+        assert path.read_text("utf-8") == text, name
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"runs": [dict(run, run_id="other")]}), "utf-8")
+    assert save_run(str(good), run)["run_count"] == 2
+
+
+def test_run_from_session_output_refuses_a_canvas_package_and_bad_runs_files(core: Any, tmp_path: Path,
+                                                                              demo: Path) -> None:
+    """B3 from the terminal: the same package check as ``evaluate --output``; nothing is written."""
+    from tests.test_evaluation_from_session import finished_session
+
+    rid = finished_session(core)
+    inside = demo / "runs.json"
+    proc = run_cli("evaluate", "run-from-session", rid, *LABELS, "--output", str(inside), data_dir=core.data_dir)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert f"runs file {inside}: must be outside canvas package directories (found a package at {demo})" in lines[0]
+    assert not inside.exists()
+    link = tmp_path / "into-package"
+    link.symlink_to(demo)
+    proc = run_cli("evaluate", "run-from-session", rid, *LABELS, "--output", str(link / "runs.json"),
+                   data_dir=core.data_dir)
+    assert proc.returncode == 1 and "must be outside canvas package directories" in proc.stderr
+    assert not inside.exists()
+    obj = tmp_path / "obj.json"
+    obj.write_text('{"runs":[{"x":1}]}', "utf-8")
+    proc = run_cli("evaluate", "run-from-session", rid, *LABELS, "--output", str(obj), data_dir=core.data_dir)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [f"error: {obj}: runs[0].run_id: required field is missing"]
+    assert obj.read_text("utf-8") == '{"runs":[{"x":1}]}'

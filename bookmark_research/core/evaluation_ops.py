@@ -45,7 +45,8 @@ def evaluation_run_from_session(app: App, p: m.RunFromSessionInput) -> dict[str,
            m.SaveRunFromSessionOutput, read_only=False, mcp=False)
 def evaluation_save_run_from_session(app: App, p: m.SaveRunFromSessionInput) -> dict[str, Any]:
     """Add a finished research session's run record to a runs file (a run with the same run_id is replaced)."""
-    from bookmark_research.evaluation.from_session import convert_session, save_run
+    from bookmark_research.evaluation.from_session import check_runs_file, convert_session, save_run
 
+    check_runs_file(p.output_file)  # a refused output is reported before the session is read
     out = convert_session(app, p.research_id, **_labels(p))
     return {**out, **save_run(p.output_file, out["run"])}

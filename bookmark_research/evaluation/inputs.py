@@ -207,6 +207,11 @@ def _model(model: type[_Closed], data: Any, path: str) -> Any:
         raise _fail(field_path(loc, path) if loc else path, message) from None
 
 
+def check_run_record(data: Any, path: str) -> Run:
+    """``data`` as a :class:`Run` (structure only: no suite to check it against); the error starts with ``path``."""
+    return _model(Run, data, path)
+
+
 def _unique(values: Sequence[str], path: str, what: str = "value") -> None:
     seen: dict[str, int] = {}
     for i, value in enumerate(values):
