@@ -82,3 +82,71 @@ def test_run_from_session_output_refuses_a_canvas_package_and_bad_runs_files(cor
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [f"error: {obj}: runs[0].run_id: required field is missing"]
     assert obj.read_text("utf-8") == '{"runs":[{"x":1}]}'
+
+
+def _tools(app: Any) -> dict[str, Any]:
+    import anyio
+    from mcp import Client
+
+    from bookmark_research.mcp.server import build_server
+
+    async def go() -> list[Any]:
+        async with Client(build_server(app)) as client:
+            return (await client.list_tools()).tools
+
+    return {t.name: t for t in anyio.run(go)}
+
+
+def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    return schema["$defs"][ref.rsplit("/", 1)[1]] if ref else node
+
+
+def test_mcp_schema_of_evaluate_research_names_every_field(app: Any) -> None:
+    """P13: tools/list gives the suite, run and judgment fields (the evaluation's own closed models)."""
+    schema = _tools(app)["evaluate_research"].input_schema
+    props = schema["properties"]
+    assert set(props) == {"suite", "runs", "judgments"} and schema["required"] == ["suite", "runs"]
+    suite = props["suite"]
+    assert suite["additionalProperties"] is False
+    assert set(suite["required"]) == {"schema_version", "suite_id", "kind", "tasks", "rubric"}
+    assert suite["properties"]["kind"]["enum"] == ["synthetic_fixture", "annotated_benchmark"]
+    task = _resolve(schema, suite["properties"]["tasks"]["items"])
+    assert set(task["required"]) == {"task_id", "prompt", "gold_answers", "scope_source_ids", "question_ids"}
+    run = props["runs"]["items"]
+    assert props["runs"]["minItems"] == 1 and props["runs"]["maxItems"] == 1000
+    assert {"run_id", "task_id", "system_id", "mode", "comparison_group", "repeat", "controls", "answers",
+            "claims", "citations", "coverage", "measurements", "report"} == set(run["required"])
+    citation = _resolve(schema, run["properties"]["citations"]["items"])
+    assert set(citation["required"]) == {"citation_id", "claim_id", "source_id", "quote"}
+    assert "suite's tasks" in run["description"]
+    judgment = props["judgments"]["items"]
+    assert set(judgment["required"]) == {"run_id", "rubric_id", "rubric_version", "evaluator"}
+    label = _resolve(schema, judgment["properties"]["citation_labels"]["items"])
+    assert label["properties"]["label"]["enum"] == ["supported", "unsupported", "uncertain"]
+
+
+def test_output_over_mcp_is_terminal_only_and_writes_nothing(app: Any, tmp_path: Path) -> None:
+    """P13: ``output`` is refused with the registry's terminal-only line naming the command, not
+    "Extra inputs are not permitted"; the tools still say they are read-only."""
+    from bookmark_research.mcp.server import build_server
+    from tests.conftest import mcp_call, mcp_payload
+    from tests.evaluation_data import example
+
+    suite, runs, judgments = example()
+    target = tmp_path / "out"
+    scored, session = mcp_call(build_server(app), [
+        ("evaluate_research", {"suite": suite, "runs": runs, "output": str(target)}),
+        ("evaluation_run_from_session", {"research_id": "r-0123456789abcdef", "system_id": "a", "mode": "m",
+                                         "comparison_group": "g", "output": str(target / "runs.json")}),
+    ])
+    assert mcp_payload(scored) == {
+        "tool": "evaluate_research", "error_kind": "invalid_input",
+        "error": "output can only be chosen from a terminal: use `bookmark-research evaluate --output`"}
+    assert mcp_payload(session) == {
+        "tool": "evaluation_run_from_session", "error_kind": "invalid_input",
+        "error": "output can only be chosen from a terminal: use `bookmark-research evaluate run-from-session --output`"}
+    assert scored.is_error and session.is_error and not target.exists()
+    tools = _tools(app)
+    assert "output" not in tools["evaluation_run_from_session"].input_schema["properties"]
+    assert all(tools[n].annotations.read_only_hint for n in ("evaluate_research", "evaluation_run_from_session"))

@@ -76,10 +76,8 @@ def score(ctx: click.Context, suite: str, runs: str, judgments_path: str | None,
         source = "stdin" if judgments_path == "-" else judgments_path
         arguments["judgments"] = _unwrap(read_json_value(judgments_path, as_json), "judgments", source, as_json)
     if output_dir is not None:
-        arguments["output_directory"] = os.path.abspath(os.path.expanduser(output_dir))
-        invoke(ctx, "evaluation_write_report", arguments, as_json, render_evaluation, from_file=True)
-    else:
-        invoke(ctx, "evaluate_research", arguments, as_json, render_evaluation, from_file=True)
+        arguments["output"] = os.path.abspath(os.path.expanduser(output_dir))
+    invoke(ctx, "evaluate_research", arguments, as_json, render_evaluation, from_file=True)
 
 
 @evaluate.command("run-from-session")
@@ -108,10 +106,8 @@ def run_from_session(ctx: click.Context, research_id: str, output_file: str | No
     """
     arguments = {"research_id": research_id, **labels}
     if output_file is not None:
-        arguments["output_file"] = os.path.abspath(os.path.expanduser(output_file))
-        invoke(ctx, "evaluation_save_run_from_session", arguments, as_json, render_run)
-    else:
-        invoke(ctx, "evaluation_run_from_session", arguments, as_json, render_run)
+        arguments["output"] = os.path.abspath(os.path.expanduser(output_file))
+    invoke(ctx, "evaluation_run_from_session", arguments, as_json, render_run)
 
 
 # --- human output ------------------------------------------------------------------------------------
@@ -148,7 +144,7 @@ def render_evaluation(result: dict[str, Any]) -> None:
             click.echo(f"  {entry['run_id']}: " + "; ".join(entry["reasons"]))
     click.echo("")
     click.echo(result["limitations"][0])
-    if "artifacts" in result:
+    if result["artifacts"]:
         click.echo(f"Wrote {result['artifacts']['json']} and {result['artifacts']['markdown']}")
     else:
         click.echo("Every metric and limitation: --json, or --output DIR for evaluation.json and evaluation.md.")
@@ -163,7 +159,7 @@ def render_run(result: dict[str, Any]) -> None:
     import json
 
     run = result["run"]
-    if "output_file" in result:
+    if result["output_file"]:
         verb = "Replaced" if result["replaced"] else "Added"
         click.echo(f"{verb} run {run['run_id']} in {result['output_file']} ({_plural(result['run_count'], 'run')})")
     else:
