@@ -150,3 +150,59 @@ def test_output_over_mcp_is_terminal_only_and_writes_nothing(app: Any, tmp_path:
     tools = _tools(app)
     assert "output" not in tools["evaluation_run_from_session"].input_schema["properties"]
     assert all(tools[n].annotations.read_only_hint for n in ("evaluate_research", "evaluation_run_from_session"))
+
+
+def test_an_empty_runs_file_names_the_file_not_an_operation(tmp_path: Path) -> None:
+    """P14: the refusal of an empty RUNS names the file (the user's word), not an internal operation."""
+    from tests.test_evaluation_frontends import SUITE
+
+    for name, text in (("empty.json", "[]"), ("wrapped.json", '{"runs": []}')):
+        path = tmp_path / name
+        path.write_text(text, "utf-8")
+        for extra in ([], ["--output", str(tmp_path / "never")]):
+            proc = run_cli("evaluate", SUITE, str(path), *extra, data_dir=tmp_path / "d")
+            assert proc.returncode == 1
+            assert proc.stderr.strip().splitlines() == [f"error: {path}: holds no runs; give at least one run record"]
+    assert not (tmp_path / "never").exists()
+
+
+def test_the_usage_line_of_evaluate_is_the_documented_form(tmp_path: Path) -> None:
+    """P14: ``evaluate SUITE`` (RUNS missing) shows ``evaluate [OPTIONS] SUITE RUNS``, as the README does,
+    not the hidden ``score`` subcommand."""
+    from tests.test_evaluation_frontends import SUITE
+
+    proc = run_cli("evaluate", SUITE, data_dir=tmp_path)
+    assert proc.returncode == 2
+    assert "Usage: bookmark-research evaluate [OPTIONS] SUITE RUNS" in proc.stderr
+    assert "Try 'bookmark-research evaluate --help' for help." in proc.stderr
+    assert "score" not in proc.stderr and "Missing argument 'RUNS'" in proc.stderr
+
+
+def test_counts_and_possessives_read_as_english(core: Any, tmp_path: Path) -> None:
+    """P14: ``1 judgment``, ``1 claim``; ``the citations of run 'x'`` rather than ``run 'x''s citations``."""
+    import pytest
+
+    from bookmark_research.errors import InvalidInputError
+    from bookmark_research.evaluation.inputs import validate_inputs
+    from tests.evaluation_data import example
+    from tests.test_evaluation_from_session import finished_session
+    from tests.test_evaluation_frontends import SUITE, _write
+
+    suite, runs, judgments = example()
+    bad = [dict(j) for j in judgments]
+    bad[0]["citation_labels"] = [{"citation_id": "nope", "label": "supported"}]
+    with pytest.raises(InvalidInputError, match=r"unknown citation 'nope' \(not among the citations of run '[^']+'\)$"):
+        validate_inputs(suite, runs, bad)
+    bad = [dict(j) for j in judgments]
+    bad[0]["answer_matches"] = [{"answer_id": "nope", "gold_id": None}]
+    with pytest.raises(InvalidInputError, match=r"unknown answer 'nope' \(not among the answers of run '[^']+'\)$"):
+        validate_inputs(suite, runs, bad)
+
+    one = _write(tmp_path / "one.json", judgments[:1])
+    proc = run_cli("evaluate", SUITE, _write(tmp_path / "runs.json", runs), "--judgments", one, data_dir=tmp_path)
+    assert proc.returncode == 0 and ", 1 judgment, " in proc.stdout.splitlines()[0], proc.stdout
+
+    rid = finished_session(core)
+    proc = run_cli("evaluate", "run-from-session", rid, *LABELS, data_dir=core.data_dir)
+    assert proc.returncode == 0
+    assert f"research {rid}: 1 answer, 1 claim, 1 citation;" in proc.stderr

@@ -108,7 +108,7 @@ def run_from_state(state: dict[str, Any], coverage: dict[str, Any], report: str,
                      "asserted")
     citations, joined = _citations(state, active, research_id)
     if joined:
-        notes.append(f"{joined} further quote(s) joined into the citation of the same claim and source "
+        notes.append(f"{joined} further quote{'' if joined == 1 else 's'} joined into the citation of the same claim and source "
                      "(the evaluation counts each claim/source pair once)")
     if status == "cancelled":
         notes.append("the session was cancelled: the run is recorded as incomplete")

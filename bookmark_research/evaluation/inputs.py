@@ -326,17 +326,17 @@ def _check_judgment(judgment: Judgment, path: str, suite: Suite, run: Run, task:
     for j, match in enumerate(judgment.answer_matches):
         if match.answer_id not in answers:
             raise _fail(f"{path}.answer_matches[{j}].answer_id",
-                        f"unknown answer {match.answer_id!r} (not among run {run.run_id!r}'s answers)")
+                        f"unknown answer {match.answer_id!r} (not among the answers of run {run.run_id!r})")
         if match.gold_id is not None and match.gold_id not in gold:
             raise _fail(f"{path}.answer_matches[{j}].gold_id",
-                        f"unknown gold id {match.gold_id!r} (not among task {task.task_id!r}'s gold answers; "
+                        f"unknown gold id {match.gold_id!r} (not among the gold answers of task {task.task_id!r}; "
                         "use null for an incorrect answer)")
     citations = {c.citation_id for c in run.citations}
     _unique([c.citation_id for c in judgment.citation_labels], f"{path}.citation_labels", "citation_id")
     for j, label in enumerate(judgment.citation_labels):
         if label.citation_id not in citations:
             raise _fail(f"{path}.citation_labels[{j}].citation_id",
-                        f"unknown citation {label.citation_id!r} (not among run {run.run_id!r}'s citations)")
+                        f"unknown citation {label.citation_id!r} (not among the citations of run {run.run_id!r})")
     _unique([s.dimension for s in judgment.report_scores], f"{path}.report_scores", "dimension")
     for j, score in enumerate(judgment.report_scores):
         if score.dimension not in suite.rubric.report_quality:
