@@ -206,3 +206,33 @@ def test_counts_and_possessives_read_as_english(core: Any, tmp_path: Path) -> No
     proc = run_cli("evaluate", "run-from-session", rid, *LABELS, data_dir=core.data_dir)
     assert proc.returncode == 0
     assert f"research {rid}: 1 answer, 1 claim, 1 citation;" in proc.stderr
+
+
+def test_readme_says_task_ids_must_be_in_the_suite_and_how_run_from_session_sets_them(core: Any,
+                                                                                     tmp_path: Path) -> None:
+    """D2: the README states the task_id rule and the research-id default, and both are what happens."""
+    from tests.conftest import cli_json
+    from tests.test_evaluation_from_session import finished_session
+    from tests.test_evaluation_frontends import SUITE
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    section = readme.split("## Evaluating research", 1)[1].split("\n## ", 1)[0]
+    flat = " ".join(section.split())
+    assert "Every run's `task_id` must be the `task_id` of one of the suite's tasks" in flat
+    assert "`task_id` and `run_id` default to the research id" in flat and "pass `--task-id`" in flat
+    rid = finished_session(core)
+    default = cli_json("evaluate", "run-from-session", rid, *LABELS, "--output", str(tmp_path / "a.json"),
+                       data_dir=core.data_dir)
+    assert default["run"]["task_id"] == rid and default["run"]["run_id"] == rid
+    suite = json.loads(Path(SUITE).read_text("utf-8"))
+    suite["tasks"] = [dict(default["task"], task_id="mill")]  # a suite written before, with its own task id
+    suite_path = tmp_path / "suite.json"
+    suite_path.write_text(json.dumps(suite), "utf-8")
+    proc = run_cli("evaluate", str(suite_path), str(tmp_path / "a.json"), data_dir=core.data_dir)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == f"error: runs[0].task_id: unknown task '{rid}' (not in suite.tasks)"
+    chosen = cli_json("evaluate", "run-from-session", rid, *LABELS, "--task-id", "mill", "--output",
+                      str(tmp_path / "b.json"), data_dir=core.data_dir)
+    assert chosen["run"]["task_id"] == "mill"
+    scored = cli_json("evaluate", str(suite_path), str(tmp_path / "b.json"), data_dir=core.data_dir)
+    assert scored["runs"][0]["task_id"] == "mill" and scored["runs"][0]["metrics"]["questions_coverage"] == 1.0
