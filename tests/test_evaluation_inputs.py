@@ -159,7 +159,7 @@ def test_top_level_shapes_are_rejected() -> None:
 def test_a_citation_label_for_an_unknown_citation_names_its_run() -> None:
     suite, runs, judgments = example()
     judgments[3]["citation_labels"] = [{"citation_id": "k1", "label": "supported"}]
-    with pytest.raises(InvalidInputError, match=re.escape("not among run 'quick-lookup-2''s citations")):
+    with pytest.raises(InvalidInputError, match=re.escape("not among the citations of run 'quick-lookup-2'")):
         evaluate(suite, runs, judgments)
 
 

@@ -25,6 +25,19 @@ class _EvaluateGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
+class _DefaultContext(click.Context):
+    """The context of the default subcommand: its usage and help hints read ``evaluate [OPTIONS] SUITE RUNS``
+    (the documented form), not the name of the hidden ``score`` command."""
+
+    @property
+    def command_path(self) -> str:
+        return self.parent.command_path if self.parent is not None else super().command_path
+
+
+class _DefaultCommand(click.Command):
+    context_class = _DefaultContext
+
+
 @click.group(cls=_EvaluateGroup, subcommand_metavar="SUITE RUNS [--judgments FILE] [--output DIR] [--json] | "
                                                     "run-from-session RESEARCH_ID ...")
 def evaluate() -> None:
@@ -44,14 +57,16 @@ def evaluate() -> None:
 
 def _unwrap(value: Any, key: str, source: str, as_json: bool) -> Any:
     if isinstance(value, dict) and set(value) == {key}:
-        return value[key]
+        value = value[key]
     if isinstance(value, list):
+        if not value and key == "runs":  # the file is what the user named: say it, not the operation's field
+            _fail(f"{source}: holds no runs; give at least one run record", "invalid_input", as_json)
         return value
     _fail(f"{source}: top level must be a JSON list of {key} or an object {{\"{key}\": [...]}}", "invalid_input",
           as_json)
 
 
-@evaluate.command("score", hidden=True)
+@evaluate.command("score", cls=_DefaultCommand, hidden=True)
 @click.argument("suite", metavar="SUITE")
 @click.argument("runs", metavar="RUNS")
 @click.option("--judgments", "judgments_path", metavar="FILE", help="Judgments (answer matches, citation labels, "
@@ -76,10 +91,8 @@ def score(ctx: click.Context, suite: str, runs: str, judgments_path: str | None,
         source = "stdin" if judgments_path == "-" else judgments_path
         arguments["judgments"] = _unwrap(read_json_value(judgments_path, as_json), "judgments", source, as_json)
     if output_dir is not None:
-        arguments["output_directory"] = os.path.abspath(os.path.expanduser(output_dir))
-        invoke(ctx, "evaluation_write_report", arguments, as_json, render_evaluation, from_file=True)
-    else:
-        invoke(ctx, "evaluate_research", arguments, as_json, render_evaluation, from_file=True)
+        arguments["output"] = os.path.abspath(os.path.expanduser(output_dir))
+    invoke(ctx, "evaluate_research", arguments, as_json, render_evaluation, from_file=True)
 
 
 @evaluate.command("run-from-session")
@@ -108,10 +121,8 @@ def run_from_session(ctx: click.Context, research_id: str, output_file: str | No
     """
     arguments = {"research_id": research_id, **labels}
     if output_file is not None:
-        arguments["output_file"] = os.path.abspath(os.path.expanduser(output_file))
-        invoke(ctx, "evaluation_save_run_from_session", arguments, as_json, render_run)
-    else:
-        invoke(ctx, "evaluation_run_from_session", arguments, as_json, render_run)
+        arguments["output"] = os.path.abspath(os.path.expanduser(output_file))
+    invoke(ctx, "evaluation_run_from_session", arguments, as_json, render_run)
 
 
 # --- human output ------------------------------------------------------------------------------------
@@ -128,7 +139,7 @@ def render_evaluation(result: dict[str, Any]) -> None:
     kind = result["kind"].replace("_", " ")
     click.echo(click.style(f"Evaluation of {result['suite_id']}", bold=True)
                + f" ({kind}): {_plural(result['run_count'], 'run')}, {result['evaluated_task_count']} of "
-                 f"{_plural(result['task_count'], 'task')}, {result['judgment_count']} judgments, {_plural(len(result['groups']), 'group')}")
+                 f"{_plural(result['task_count'], 'task')}, {_plural(result['judgment_count'], 'judgment')}, {_plural(len(result['groups']), 'group')}")
     for group in result["groups"]:
         click.echo("")
         click.echo(click.style(f"task {group['task_id']} · group {group['comparison_group']}", bold=True))
@@ -148,7 +159,7 @@ def render_evaluation(result: dict[str, Any]) -> None:
             click.echo(f"  {entry['run_id']}: " + "; ".join(entry["reasons"]))
     click.echo("")
     click.echo(result["limitations"][0])
-    if "artifacts" in result:
+    if result["artifacts"]:
         click.echo(f"Wrote {result['artifacts']['json']} and {result['artifacts']['markdown']}")
     else:
         click.echo("Every metric and limitation: --json, or --output DIR for evaluation.json and evaluation.md.")
@@ -163,14 +174,14 @@ def render_run(result: dict[str, Any]) -> None:
     import json
 
     run = result["run"]
-    if "output_file" in result:
+    if result["output_file"]:
         verb = "Replaced" if result["replaced"] else "Added"
         click.echo(f"{verb} run {run['run_id']} in {result['output_file']} ({_plural(result['run_count'], 'run')})")
     else:
         click.echo(json.dumps(run, ensure_ascii=False, indent=2))
     cov = run["coverage"]
-    click.echo(f"research {result['research_id']}: {len(run['answers'])} answers, {len(run['claims'])} claims, "
-               f"{len(run['citations'])} citations; inventory ids accounted {len(cov['accounted_source_ids'])}, "
+    click.echo(f"research {result['research_id']}: {_plural(len(run['answers']), 'answer')}, "
+               f"{_plural(len(run['claims']), 'claim')}, {_plural(len(run['citations']), 'citation')}; inventory ids accounted {len(cov['accounted_source_ids'])}, "
                f"with text {len(cov['text_source_ids'])}, reviewed {len(cov['reviewed_source_ids'])} of "
                f"{len(result['task']['scope_source_ids'])}", err=True)
     for note in result["notes"]:

@@ -2,32 +2,48 @@
 
 The evaluation's own input contract (suite, runs, judgments) is validated field by field in
 :mod:`bookmark_research.evaluation.inputs`, so one failure names its path (``runs[3].citations[1].claim_id``);
-the operation input here only bounds the payload.
+the operation input here only bounds the payload, and publishes that contract's models as the JSON schema
+of ``suite``, ``runs`` and ``judgments`` (:class:`SchemaOf`), so an MCP client learns every field from
+``tools/list``. ``output`` (where files are written) is terminal-only: the MCP server neither lists nor accepts it.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, GetJsonSchemaHandler, StringConstraints
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
-from bookmark_research.core.base_models import JSON, Input, Output
+from bookmark_research.core.base_models import JSON, Input, Output, Path_
+from bookmark_research.core.research_models import ResearchId
+from bookmark_research.evaluation.inputs import Judgment, Run, Suite
 
 Ident = Annotated[str, StringConstraints(min_length=1, max_length=300, pattern=r"^[^\x00]*\S[^\x00]*$")]
 
 
+class SchemaOf:
+    """Publish ``model``'s JSON schema for a field validated as plain JSON (the evaluation checks it later,
+    with its own field-path messages)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def __get_pydantic_json_schema__(self, _core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return handler(self.model.__pydantic_core_schema__)
+
+
 class EvaluateInput(Input):
-    suite: JSON = Field(description="The suite: schema_version 1, suite_id, kind, tasks (gold answers, scope, "
-                                    "questions) and rubric")
-    runs: Annotated[list[JSON], Field(min_length=1, max_length=1000)] = Field(
-        description="Research run records to score (1-1000)")
-    judgments: Annotated[list[JSON], Field(max_length=1000)] = Field(
+    suite: Annotated[JSON, SchemaOf(Suite)] = Field(
+        description="The suite: schema_version 1, suite_id, kind, tasks (task_id, prompt, gold_answers or null, "
+                    "scope_source_ids, question_ids) and rubric (id, version, answer_matching, citation_support, "
+                    "report_quality)")
+    runs: Annotated[list[Annotated[JSON, SchemaOf(Run)]], Field(min_length=1, max_length=1000)] = Field(
+        description="Research run records to score (1-1000); each run's task_id must be one of the suite's tasks")
+    judgments: Annotated[list[Annotated[JSON, SchemaOf(Judgment)]], Field(max_length=1000)] = Field(
         default_factory=list, description="At most one judgment (answer matches, citation labels, report scores) per run")
-
-
-class EvaluateWriteInput(EvaluateInput):
-    output_directory: Annotated[str, StringConstraints(min_length=1, max_length=4096, pattern=r"^[^\x00]+$")] = Field(
-        description="Absolute folder for evaluation.json and evaluation.md (created if needed)")
+    output: Path_ | None = Field(None, description="Terminal only (evaluate --output DIR): absolute folder for "
+                                                   "evaluation.json and evaluation.md (created if needed)")
 
 
 class Stat(Output):
@@ -173,14 +189,13 @@ class EvaluateOutput(Output):
     groups: list[Group]
     not_scored: list[NotScored]
     limitations: list[str]
-
-
-class EvaluateWriteOutput(EvaluateOutput):
-    artifacts: dict[str, str]
+    artifacts: dict[str, str] | None = Field(
+        None, description="The evaluation.json and evaluation.md written (only with output, from a terminal)")
 
 
 class RunFromSessionInput(Input):
-    research_id: Ident = Field(description="A finished research session (completed, incomplete or cancelled)")
+    research_id: ResearchId = Field(
+        description="A finished research session (r- and 16 hex; completed, incomplete or cancelled)")
     system_id: Ident = Field(description="The system that ran it (e.g. the agent or prompt setup)")
     mode: Ident = Field(description="Its mode (e.g. direct, workflow)")
     comparison_group: Ident = Field(description="Runs meant to be compared share a comparison group")
@@ -193,6 +208,8 @@ class RunFromSessionInput(Input):
         None, description="The retrieval time window, as a declared control")
     harness_version: Annotated[str, StringConstraints(min_length=1, max_length=4000)] | None = Field(
         None, description="The harness version (default: this bookmark-research version)")
+    output: Path_ | None = Field(None, description="Terminal only (evaluate run-from-session --output FILE): the "
+                                                   "runs file to add the run to (a run with the same run_id is replaced)")
 
 
 class RunFromSessionOutput(Output):
@@ -200,14 +217,6 @@ class RunFromSessionOutput(Output):
     run: JSON
     task: JSON
     notes: list[str]
-
-
-class SaveRunFromSessionInput(RunFromSessionInput):
-    output_file: Annotated[str, StringConstraints(min_length=1, max_length=4096, pattern=r"^[^\x00]+$")] = Field(
-        description="Runs file to add the run to (a JSON list; a run with the same run_id is replaced)")
-
-
-class SaveRunFromSessionOutput(RunFromSessionOutput):
-    output_file: str
-    replaced: bool
-    run_count: int
+    output_file: str | None = Field(None, description="The runs file the run was added to (only with output)")
+    replaced: bool | None = Field(None, description="A run with the same run_id was replaced (only with output)")
+    run_count: int | None = Field(None, description="Runs in the file afterwards (only with output)")

@@ -22,7 +22,9 @@ class Operation:
     input_model: type[BaseModel]
     output_model: type[BaseModel]
     func: Callable[[App, Any], dict[str, Any]]
-    read_only: bool = True  # changes nothing (a query that may re-sync a live source is not read-only)
+    #: changes nothing (a query that may re-sync a live source is not read-only); a terminal-only field may still
+    #: write a file the terminal asked for (``evaluate --output``): the MCP tool, which refuses it, writes nothing
+    read_only: bool = True
     mcp: bool = True  # also offered as an MCP tool (false: terminal-only, e.g. setting credentials)
     failure: Callable[[dict[str, Any]], str | None] | None = None  # a complete result that still means failure
     open_world: bool = False  # reaches the internet (web, scholarly or model providers)
@@ -66,7 +68,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "research_report", "research_route",
     ),
     "bookmark_research.core.evaluation_ops": (
-        "evaluate_research", "evaluation_write_report", "evaluation_run_from_session", "evaluation_save_run_from_session",
+        "evaluate_research", "evaluation_run_from_session",
     ),
     "bookmark_research.core.wiki_ops": (
         "wiki_write", "wiki_acknowledge", "wiki_get", "wiki_list", "wiki_search", "wiki_lint",

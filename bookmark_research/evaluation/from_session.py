@@ -22,7 +22,9 @@ question ids, so coverage rates line up with what the session froze; gold answer
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from bookmark_research import __version__
@@ -106,7 +108,7 @@ def run_from_state(state: dict[str, Any], coverage: dict[str, Any], report: str,
                      "asserted")
     citations, joined = _citations(state, active, research_id)
     if joined:
-        notes.append(f"{joined} further quote(s) joined into the citation of the same claim and source "
+        notes.append(f"{joined} further quote{'' if joined == 1 else 's'} joined into the citation of the same claim and source "
                      "(the evaluation counts each claim/source pair once)")
     if status == "cancelled":
         notes.append("the session was cancelled: the run is recorded as incomplete")
@@ -173,17 +175,20 @@ def check_run(run: dict[str, Any], task: dict[str, Any]) -> None:
     validate_inputs(suite, [run])
 
 
-def save_run(path: str, run: dict[str, Any]) -> dict[str, Any]:
-    """Add ``run`` to the runs file at ``path`` (a JSON list or ``{"runs": [...]}``), replacing a run with
-    the same ``run_id``; a missing or empty file is created as a list. Atomic; a malformed file is left untouched."""
-    import os
-    from pathlib import Path
-
-    from bookmark_research.atomic import write_json
+def check_runs_file(path: str) -> tuple[Path, Any, list[dict[str, Any]]]:
+    """The runs file at ``path``: ``(target, document, runs)``. ``target`` must lie outside canvas packages
+    (the check ``evaluate --output`` makes); an existing file must be a JSON list of run records or
+    ``{"runs": [...]}`` (a missing or empty file is a new list). One-line errors name the file and field."""
     from bookmark_research.canvas.strictjson import load_value
     from bookmark_research.errors import StorageError
+    from bookmark_research.evaluation.inputs import check_run_record
+    from bookmark_research.paths import enclosing_package
 
     target = Path(os.path.abspath(os.path.expanduser(path)))
+    package = enclosing_package(target.parent.resolve())
+    if package is not None:
+        raise StorageError(f"runs file {target}: must be outside canvas package directories (found a package at "
+                           f"{package})")
     document: Any = []
     if target.exists():
         try:
@@ -193,9 +198,24 @@ def save_run(path: str, run: dict[str, Any]) -> dict[str, Any]:
         if data.strip():  # an empty file (e.g. just created with touch) is an empty runs list
             document = load_value(data, str(target))
     runs = document["runs"] if isinstance(document, dict) and set(document) == {"runs"} else document
-    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+    if not isinstance(runs, list):
         raise InvalidInputError(f"{target}: must be a JSON list of runs or an object {{\"runs\": [...]}}")
-    position = next((i for i, r in enumerate(runs) if r.get("run_id") == run["run_id"]), None)
+    for i, entry in enumerate(runs):
+        try:
+            check_run_record(entry, f"runs[{i}]")
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{target}: {exc.message}") from None
+    return target, document, runs
+
+
+def save_run(path: str, run: dict[str, Any]) -> dict[str, Any]:
+    """Add ``run`` to the runs file at ``path`` (see :func:`check_runs_file`), replacing a run with the same
+    ``run_id``; a missing or empty file is created as a list. Atomic; a refused file is left untouched."""
+    from bookmark_research.atomic import write_json
+    from bookmark_research.errors import StorageError
+
+    target, document, runs = check_runs_file(path)
+    position = next((i for i, r in enumerate(runs) if r["run_id"] == run["run_id"]), None)
     if position is None:
         runs.append(run)
     else:

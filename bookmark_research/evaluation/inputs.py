@@ -39,6 +39,8 @@ class _Closed(BaseModel):
 
 
 class GoldAnswer(_Closed):
+    """A correct answer of a task, with the sources that support it."""
+
     id: Id
     text: Text
     source_ids: Annotated[list[Id], Field(max_length=1_000)] = []
@@ -46,6 +48,8 @@ class GoldAnswer(_Closed):
 
 
 class Task(_Closed):
+    """A research task: the prompt, its gold answers (null: not labelled) and the sources and questions in scope."""
+
     task_id: Id
     prompt: Annotated[str, StringConstraints(min_length=1, max_length=200_000, pattern=r"\S")]
     gold_answers: Annotated[list[GoldAnswer], Field(max_length=1_000)] | None
@@ -54,6 +58,8 @@ class Task(_Closed):
 
 
 class Rubric(_Closed):
+    """How answers, citations and reports are judged; report_quality maps 1-20 dimensions to their 0-4 scale."""
+
     id: Instruction
     version: Instruction
     answer_matching: Instruction
@@ -62,6 +68,8 @@ class Rubric(_Closed):
 
 
 class Suite(_Closed):
+    """The tasks runs are scored against (schema_version must be 1)."""
+
     schema_version: int
     suite_id: Name
     kind: Literal["synthetic_fixture", "annotated_benchmark"]
@@ -76,6 +84,8 @@ class Suite(_Closed):
 
 
 class Controls(_Closed):
+    """The declared conditions of a run; runs are only averaged together when these agree."""
+
     model: Label | None
     tools: Annotated[list[Name], Field(max_length=200)]
     budget: Annotated[dict[Name, NonNegative | None], Field(max_length=30)]
@@ -95,6 +105,8 @@ class Claim(_Closed):
 
 
 class Citation(_Closed):
+    """A claim's citation of one source (one per claim and source)."""
+
     citation_id: Id
     claim_id: Id
     source_id: Id
@@ -105,6 +117,8 @@ class Citation(_Closed):
 
 
 class Coverage(_Closed):
+    """Ids the run covered: reviewed ⊆ text ⊆ accounted ⊆ the task's scope_source_ids; answered ⊆ question_ids."""
+
     accounted_source_ids: IdList
     text_source_ids: IdList
     reviewed_source_ids: IdList
@@ -112,6 +126,8 @@ class Coverage(_Closed):
 
 
 class Measurements(_Closed):
+    """Cost and latency (null: unknown) and how they were obtained."""
+
     cost_usd: NonNegative | None
     latency_seconds: NonNegative | None
     basis: Literal["observed", "reported", "synthetic"]
@@ -119,6 +135,8 @@ class Measurements(_Closed):
 
 
 class Run(_Closed):
+    """One research run; task_id must be the task_id of one of the suite's tasks."""
+
     run_id: Id
     task_id: Id
     system_id: Id
@@ -141,29 +159,39 @@ class Run(_Closed):
 
 
 class Evaluator(_Closed):
+    """Who made the judgment."""
+
     kind: Literal["human", "model", "synthetic"]
     name: Name
     version: Label
 
 
 class AnswerMatch(_Closed):
+    """The gold answer an answer matches (gold_id null: it matches none)."""
+
     answer_id: Id
     gold_id: Id | None
 
 
 class CitationLabel(_Closed):
+    """Whether a citation supports its claim."""
+
     citation_id: Id
     label: Literal["supported", "unsupported", "uncertain"]
     reason: Text = ""
 
 
 class ReportScore(_Closed):
+    """A 0-4 score of the report on one rubric report_quality dimension."""
+
     dimension: Name
     score: Score
     reason: Text = ""
 
 
 class Judgment(_Closed):
+    """The labels of one run (run_id), made under the suite's rubric id and version."""
+
     run_id: Id
     rubric_id: Instruction
     rubric_version: Instruction
@@ -205,6 +233,11 @@ def _model(model: type[_Closed], data: Any, path: str) -> Any:
         elif first["type"] == "missing":
             message = "required field is missing"
         raise _fail(field_path(loc, path) if loc else path, message) from None
+
+
+def check_run_record(data: Any, path: str) -> Run:
+    """``data`` as a :class:`Run` (structure only: no suite to check it against); the error starts with ``path``."""
+    return _model(Run, data, path)
 
 
 def _unique(values: Sequence[str], path: str, what: str = "value") -> None:
@@ -293,17 +326,17 @@ def _check_judgment(judgment: Judgment, path: str, suite: Suite, run: Run, task:
     for j, match in enumerate(judgment.answer_matches):
         if match.answer_id not in answers:
             raise _fail(f"{path}.answer_matches[{j}].answer_id",
-                        f"unknown answer {match.answer_id!r} (not among run {run.run_id!r}'s answers)")
+                        f"unknown answer {match.answer_id!r} (not among the answers of run {run.run_id!r})")
         if match.gold_id is not None and match.gold_id not in gold:
             raise _fail(f"{path}.answer_matches[{j}].gold_id",
-                        f"unknown gold id {match.gold_id!r} (not among task {task.task_id!r}'s gold answers; "
+                        f"unknown gold id {match.gold_id!r} (not among the gold answers of task {task.task_id!r}; "
                         "use null for an incorrect answer)")
     citations = {c.citation_id for c in run.citations}
     _unique([c.citation_id for c in judgment.citation_labels], f"{path}.citation_labels", "citation_id")
     for j, label in enumerate(judgment.citation_labels):
         if label.citation_id not in citations:
             raise _fail(f"{path}.citation_labels[{j}].citation_id",
-                        f"unknown citation {label.citation_id!r} (not among run {run.run_id!r}'s citations)")
+                        f"unknown citation {label.citation_id!r} (not among the citations of run {run.run_id!r})")
     _unique([s.dimension for s in judgment.report_scores], f"{path}.report_scores", "dimension")
     for j, score in enumerate(judgment.report_scores):
         if score.dimension not in suite.rubric.report_quality:
