@@ -93,10 +93,30 @@ def test_cli_write_refuses_bad_json_and_a_missing_change_note(lab: Lab, tmp_path
     good = tmp_path / "page.json"
     good.write_text(json.dumps(lab.page()))
     proc = wiki_cli(lab, "write", "sessions", "--file", str(good))
-    assert proc.returncode == 1 and "change_note" in proc.stderr
+    assert proc.returncode == 2 and "change_note" in proc.stderr  # neither option nor key: usage
     bad.write_text(json.dumps({"page": {**lab.page(), "kind": "essay"}, "change_note": "x"}))
     proc = wiki_cli(lab, "write", "sessions", "--file", str(bad))
     assert proc.returncode == 1 and "page.kind" in proc.stderr  # bad file content: exit 1, not 2
+    assert not lab.wiki.exists()
+
+
+@pytest.mark.parametrize("args,content,message,code", [
+    (("UpperCase", "--change-note", "x"), {}, "page_id", 2),
+    (("sessions", "--change-note", "x", "--expected-revision", "-1"), {}, "expected_revision", 2),
+    (("sessions", "--change-note", "x", "--reviewed-input-version", "v" * 201), {}, "reviewed_input_version", 2),
+    (("sessions",), {"change_note": ""}, "change_note", 1),
+    (("sessions",), {"change_note": "x", "expected_revision": -1}, "expected_revision", 1),
+    (("sessions", "--change-note", "x"), {"expected_revision": "one"}, "expected_revision", 1),
+    (("sessions", "--change-note", "x"), {"extra": 1}, "extra", 1),
+])
+def test_cli_write_exit_code_says_where_the_bad_value_came_from(
+        lab: Lab, tmp_path: Path, args: tuple[str, ...], content: dict[str, Any], message: str, code: int) -> None:
+    """A refused PAGE_ID or option value is a usage error (2), a refused part of the page file bad data (1)."""
+    page_file = tmp_path / "page.json"
+    page_file.write_text(json.dumps({"page": lab.page(), **content}))
+    proc = wiki_cli(lab, "write", args[0], "--file", str(page_file), *args[1:])
+    assert proc.returncode == code, proc.stderr
+    assert message in proc.stderr and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert not lab.wiki.exists()
 
 

@@ -103,15 +103,15 @@ def write_cmd(ctx: click.Context, page_id: str, path: str, change_note: str | No
     """Publish the next revision of PAGE_ID from a JSON file."""
     data = read_json_input(path, as_json)
     arguments = dict(data) if "page" in data else {"page": data}
-    arguments["page_id"] = page_id
-    for key, value in (("change_note", change_note), ("expected_revision", expected_revision),
-                       ("reviewed_input_version", reviewed_input_version)):
-        if value is not None:
-            arguments[key] = value
-    if "change_note" not in arguments:
+    options = {"page_id": page_id, "change_note": change_note, "expected_revision": expected_revision,
+               "reviewed_input_version": reviewed_input_version}
+    arguments.update({key: value for key, value in options.items() if value is not None})
+    if "change_note" not in arguments:  # neither the option nor the file: a usage error
         _fail("wiki write: change_note: give --change-note or a change_note key in the file", "invalid_input",
-              as_json)
-    invoke(ctx, "wiki_write", arguments, as_json, _written, from_file=True)
+              as_json, code=2)
+    # a refused PAGE_ID or option value is a usage error (exit 2); a refused part of the file is bad data (1)
+    from_file = {key for key in arguments if options.get(key) is None}
+    invoke(ctx, "wiki_write", arguments, as_json, _written, from_file=from_file)
 
 
 @wiki.command("ack")
