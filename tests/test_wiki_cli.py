@@ -74,6 +74,8 @@ def test_cli_acknowledge(lab: Lab) -> None:
     (("write", "sessions", "--file", "/nonexistent.json"), "cannot read", 1),
     (("search", " "), "query", 2),
     (("get", "sessions", "--revision", "0"), "revision", 2),
+    (("lint", "nothing"), "Unknown Wiki page: nothing", 1),
+    (("lint", "nothing", "--json"), "Unknown Wiki page: nothing", 1),
 ])
 def test_cli_errors_are_one_line(lab: Lab, args: tuple[str, ...], message: str, code: int) -> None:
     """Refused option values are usage errors (exit 2); other failures exit 1. Nothing changes."""
@@ -131,14 +133,17 @@ def test_mcp_tools(lab: Lab) -> None:
         ("wiki_write", {"page_id": "sessions", "page": lab.page(), "change_note": "Stale", "expected_revision": 0}),
         ("wiki_write", {"page_id": "../x", "page": lab.page(), "change_note": "Bad"}),
         ("wiki_search", {"query": "x" * 501}),
+        ("wiki_lint", {"page_id": "nothing"}),
     ])
-    written, got, found, listed, lint, stale, bad_id, long_query = results
+    written, got, found, listed, lint, stale, bad_id, long_query, unknown = results
     assert not written.is_error and written.structured_content["revision"] == 1
     assert got.structured_content["validation"]["status"] == "current"
     assert found.structured_content["total"] == 1
     assert listed.structured_content["total"] == 1 and lint.structured_content["status"] == "ok"
-    for failed, message in ((stale, "revision changed"), (bad_id, "page_id"), (long_query, "query")):
+    for failed, message in ((stale, "revision changed"), (bad_id, "page_id"), (long_query, "query"),
+                            (unknown, "Unknown Wiki page: nothing")):
         assert failed.is_error and message in mcp_payload(failed)["error"]
+    assert mcp_payload(unknown)["error_kind"] == "not_found"
 
 
 def test_mcp_tool_schemas_are_closed(lab: Lab) -> None:

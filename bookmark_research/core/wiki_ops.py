@@ -53,6 +53,12 @@ def wiki_search(app: App, p: m.WikiSearchInput) -> dict[str, Any]:
 @operation("wiki_lint", "wiki lint", m.WikiLintInput, m.WikiLintOutput)
 def wiki_lint(app: App, p: m.WikiLintInput) -> dict[str, Any]:
     """Check evidence, input freshness, links, revision hashes and rendered Markdown of one page or all."""
+    from bookmark_research.errors import NotFoundError
     from bookmark_research.wiki.lint import lint
+    from bookmark_research.wiki.store import Wiki
 
+    if p.page_id is not None:  # an unknown page is a not-found error, like wiki_get's, not a lint finding
+        wiki = Wiki.open(app)
+        if not wiki.exists or p.page_id not in wiki.load_index()["pages"]:
+            raise NotFoundError(f"Unknown Wiki page: {p.page_id}")
     return lint(app, p.page_id)
