@@ -59,6 +59,26 @@ def test_cli_lint_exits_1_with_a_table_on_errors(lab: Lab) -> None:
     assert wiki_json(lab, "lint", "sessions", expect=1)["status"] == "error"
 
 
+def test_cli_issue_tables_show_whole_messages_wrapped_to_the_terminal(lab: Lab) -> None:
+    lab.write("sessions")
+    lab.retract(lab.rid, lab.cid)
+    lab.resync("A new bookmark")  # source_input_changed: a message with its advice at the end
+    messages = [" ".join(i["message"].split()) for i in wiki_json(lab, "lint", expect=1)["issues"]]
+    assert max(map(len, messages)) > 90  # longer than the table used to show
+    for columns in ("300", "100"):
+        proc = run_cli("wiki", "lint", data_dir=lab.core.data_dir, env={"COLUMNS": columns})
+        assert proc.returncode == 1
+        lines = proc.stdout.splitlines()
+        assert max(map(len, lines)) <= int(columns)
+        flat = " ".join(proc.stdout.split())
+        assert all(m in flat for m in messages), (messages, proc.stdout)
+        if columns == "300":  # room enough: one line per issue
+            assert all(any(m in line for line in lines) for m in messages)
+    got = run_cli("wiki", "get", "sessions", data_dir=lab.core.data_dir, env={"COLUMNS": "300"}).stdout
+    rows = [line.split() for line in got.splitlines() if line.startswith(("error", "warning"))]
+    assert rows and all(row[2] == "sessions" for row in rows)  # the PAGE column names the page
+
+
 def test_cli_acknowledge(lab: Lab) -> None:
     lab.write("sessions")
     lab.resync("A new bookmark")

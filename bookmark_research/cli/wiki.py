@@ -15,11 +15,30 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
-def _issue_rows(issues: list[dict[str, Any]]) -> None:
-    from bookmark_research.cli.render import _table
+#: The narrowest the MESSAGE column gets: on a narrower terminal lines overflow rather than wrap to shreds.
+MIN_MESSAGE_WIDTH = 40
 
-    rows = [[i["severity"], i["code"], i.get("page_id") or "-", _cut(i["message"], 90)] for i in issues]
-    _table(rows, ["SEVERITY", "CODE", "PAGE", "MESSAGE"])
+
+def _issue_rows(issues: list[dict[str, Any]], page_id: str | None = None) -> None:
+    """The issues as a table whose MESSAGE column shows the whole message, wrapped to the terminal width
+    (``COLUMNS`` when set); ``page_id``: the page of issues that do not name one (``wiki get``)."""
+    import shutil
+    import textwrap
+
+    from bookmark_research.cli.render import esc
+
+    headers = ["SEVERITY", "CODE", "PAGE"]
+    rows = [[i["severity"], i["code"], i.get("page_id") or page_id or "-"] for i in issues]
+    widths = [max(len(h), *(len(r[n]) for r in rows)) for n, h in enumerate(headers)]
+    indent = sum(widths) + 2 * len(widths)
+    room = max(MIN_MESSAGE_WIDTH, shutil.get_terminal_size((100, 20)).columns - indent - 1)
+    click.echo("  ".join(click.style(h.ljust(w), bold=True) for h, w in zip(headers + ["MESSAGE"], widths + [0])))
+    for row, found in zip(rows, issues):
+        message = esc(" ".join(str(found["message"]).split()))
+        lines = textwrap.wrap(message, room, break_long_words=False, break_on_hyphens=False) or [""]
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + lines[0])
+        for line in lines[1:]:
+            click.echo(" " * indent + line)
 
 
 def _written(r: dict[str, Any]) -> None:
@@ -45,7 +64,7 @@ def _page(r: dict[str, Any]) -> None:
         click.echo(f"  → {link['page_id']} (revision {link['revision']}): {_cut(link['relation'], 80)}")
     click.echo(f"  view: {r['artifacts']['view_file']}")
     if v["issues"]:
-        _issue_rows(v["issues"])
+        _issue_rows(v["issues"], r["page_id"])
 
 
 def _list(r: dict[str, Any]) -> None:
