@@ -79,6 +79,22 @@ def test_cli_issue_tables_show_whole_messages_wrapped_to_the_terminal(lab: Lab) 
     assert rows and all(row[2] == "sessions" for row in rows)  # the PAGE column names the page
 
 
+def test_cli_open_refuses_a_missing_view(lab: Lab) -> None:
+    proc = wiki_cli(lab, "open", "sessions")  # no wiki yet
+    assert proc.returncode == 1 and "Unknown Wiki page" in proc.stderr
+    lab.write("sessions")
+    view = lab.wiki / "pages" / "sessions.md"
+    assert wiki_json(lab, "open", "sessions") == {"page_id": "sessions", "revision": 1, "view_file": str(view)}
+    view.unlink()
+    proc = wiki_cli(lab, "open", "sessions")
+    assert proc.returncode == 1 and proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert "current view of sessions is missing" in proc.stderr and "wiki lint" in proc.stderr
+    assert "next write" in proc.stderr and str(view) in proc.stderr
+    assert wiki_json(lab, "open", "sessions", expect=1)["error_kind"] == "storage"
+    proc = wiki_cli(lab, "open", "nothing")
+    assert proc.returncode == 1 and "Unknown Wiki page" in proc.stderr
+
+
 def test_cli_acknowledge(lab: Lab) -> None:
     lab.write("sessions")
     lab.resync("A new bookmark")
@@ -176,6 +192,7 @@ def test_mcp_tool_schemas_are_closed(lab: Lab) -> None:
 
     listed = anyio.run(tools)
     assert {"wiki_write", "wiki_acknowledge", "wiki_get", "wiki_list", "wiki_search", "wiki_lint"} <= set(listed)
+    assert "wiki_open" not in listed  # a local path for an editor: terminal only
     schema = listed["wiki_write"].input_schema
     assert schema["additionalProperties"] is False and set(schema["required"]) == {"page_id", "page", "change_note"}
     assert listed["wiki_get"].annotations.read_only_hint and not listed["wiki_write"].annotations.read_only_hint

@@ -193,4 +193,4 @@ def lint_cmd(ctx: click.Context, page_id: str | None, as_json: bool) -> None:
 @click.pass_context
 def open_cmd(ctx: click.Context, page_id: str, as_json: bool) -> None:
     """Print the path of PAGE_ID's current Markdown view (to open in an editor)."""
-    invoke(ctx, "wiki_get", {"page_id": page_id}, as_json, lambda r: click.echo(r["artifacts"]["view_file"]))
+    invoke(ctx, "wiki_open", {"page_id": page_id}, as_json, lambda r: click.echo(r["view_file"]))

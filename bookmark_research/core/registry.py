@@ -69,7 +69,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "evaluate_research", "evaluation_write_report", "evaluation_run_from_session", "evaluation_save_run_from_session",
     ),
     "bookmark_research.core.wiki_ops": (
-        "wiki_write", "wiki_acknowledge", "wiki_get", "wiki_list", "wiki_search", "wiki_lint",
+        "wiki_write", "wiki_acknowledge", "wiki_get", "wiki_open", "wiki_list", "wiki_search", "wiki_lint",
     ),
 }
 

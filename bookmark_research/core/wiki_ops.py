@@ -34,6 +34,14 @@ def wiki_get(app: App, p: m.WikiGetInput) -> dict[str, Any]:
     return get_page(app, p.page_id, p.revision)
 
 
+@operation("wiki_open", "wiki open", m.WikiOpenInput, m.WikiOpenOutput, mcp=False)  # a path for an editor
+def wiki_open(app: App, p: m.WikiOpenInput) -> dict[str, Any]:
+    """The path of a page's current Markdown view (``pages/<page_id>.md``), refused when that file is missing."""
+    from bookmark_research.wiki.read import view_path
+
+    return view_path(app, p.page_id)
+
+
 @operation("wiki_list", "wiki list", m.WikiListInput, m.WikiListOutput)
 def wiki_list(app: App, p: m.WikiListInput) -> dict[str, Any]:
     """Wiki pages sorted by page_id, with their current revision, title, kind and summary."""
