@@ -12,7 +12,7 @@ import pytest
 from bookmark_research.mcp.server import build_server
 from bookmark_research.config import settings
 from tests.conftest import mcp_call, mcp_payload, run_cli
-from tests.wiki_support import Lab, lab, tree  # noqa: F401
+from tests.wiki_support import QUOTE, QUOTE2, Lab, lab, tree  # noqa: F401
 
 
 def wiki_cli(lab: Lab, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -77,6 +77,30 @@ def test_cli_issue_tables_show_whole_messages_wrapped_to_the_terminal(lab: Lab) 
     got = run_cli("wiki", "get", "sessions", data_dir=lab.core.data_dir, env={"COLUMNS": "300"}).stdout
     rows = [line.split() for line in got.splitlines() if line.startswith(("error", "warning"))]
     assert rows and all(row[2] == "sessions" for row in rows)  # the PAGE column names the page
+
+
+def test_cli_get_shows_the_page_to_read(lab: Lab) -> None:
+    """Title, status, review, each section's heading and text, and per claim its statement and quotes."""
+    long_text = "Sessions 可恢复 after a crash, and the inventory is kept frozen. " * 4
+    lab.write("sessions", lab.page(sections=[
+        {"heading": "Resuming", "text": long_text + "\n\nA second paragraph \x1b[31m.",
+         "claims": [lab.ref(), lab.ref(lab.cid2)]},
+        {"heading": "Hashing", "text": "Checked on load.", "claims": [lab.ref(lab.cid2)]}]))
+    proc = run_cli("wiki", "get", "sessions", data_dir=lab.core.data_dir, env={"COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    flat = " ".join(out.split())
+    assert out.startswith("Reusable sessions  (sessions, topic, revision 1, ") and "current" in out.splitlines()[0]
+    assert "Review (human, Ann): Checked against the source" in out
+    assert "## Resuming" in out and "## Hashing" in out and "Checked on load." in out
+    assert " ".join(long_text.split()) in flat and "A second paragraph \\x1b[31m." in out  # whole, escaped
+    assert "\x1b" not in out and max(len(line) for line in out.splitlines()
+                                     if "可" not in line and not line.startswith("view: ")) <= 80
+    assert f"[{lab.rid}/{lab.cid}] Sessions resume after a crash" in out
+    assert f"[{lab.rid}/{lab.cid2}] The inventory is re-hashed" in out
+    assert f"“{QUOTE}” — {lab.url}" in flat and f"“{QUOTE2}” — {lab.url}" in flat
+    assert out.count(QUOTE2) == 2  # under each section that cites it
+    assert "## Hashing" in out.split(QUOTE)[-1]  # quotes follow their section's claims
 
 
 def test_cli_open_refuses_a_missing_view(lab: Lab) -> None:

@@ -52,17 +52,59 @@ def _written(r: dict[str, Any]) -> None:
         click.secho(f"warning: derived file not updated ({error}); run wiki lint", fg="yellow", err=True)
 
 
+def _say(text: str, indent: int, first: str = "") -> None:
+    """``text`` (control characters escaped, paragraphs kept) wrapped to the terminal at ``indent``;
+    ``first`` starts its first line."""
+    import textwrap
+
+    from bookmark_research.cli.render import _width, esc
+
+    pad = " " * indent
+    width = max(40, _width() - indent)
+    lines = [esc(line) for line in str(text).splitlines()] or [""]
+    for n, line in enumerate(lines):
+        lead = pad + first if n == 0 else pad
+        wrapped = textwrap.wrap(line, width, initial_indent=lead, subsequent_indent=pad + " " * len(first) * (n == 0),
+                                break_long_words=False, break_on_hyphens=False)
+        for out in wrapped or [lead.rstrip()]:
+            click.echo(out)
+
+
 def _page(r: dict[str, Any]) -> None:
-    v = r["validation"]
+    """The page as a reader needs it: each section's text, and per claim its statement and quotes."""
+    from bookmark_research.cli.render import esc
+
+    v, page = r["validation"], r["page"]
     colour = {"current": "green", "needs_review": "yellow", "stale": "red"}[v["status"]]
-    click.echo(f"{click.style(r['page']['title'], bold=True)}  ({r['page_id']}, {r['page']['kind']}, revision "
+    click.echo(f"{click.style(esc(page['title']), bold=True)}  ({r['page_id']}, {page['kind']}, revision "
                f"{r['revision']}, {r['updated_at']})  " + click.style(v["status"], fg=colour))
-    for section in r["page"]["sections"]:
-        refs = ", ".join(f"{c['research_id']}/{c['claim_id']}" for c in section["claims"])
-        click.echo(f"  ## {section['heading']}  [{refs}]")
+    review = page.get("review") or {}
+    if review:
+        who = ", ".join(str(review[k]) for k in ("method", "reviewer") if review.get(k))
+        _say(review.get("note") or "", 2, f"Review ({who}): ")
+    evidence = {(e["research_id"], e["claim_id"]): e for e in r["evidence"]}
+    for section in page["sections"]:
+        click.echo("")
+        click.echo(click.style(f"## {esc(section['heading'])}", bold=True))
+        if section["text"].strip():
+            _say(section["text"], 2)
+        for ref in section["claims"]:
+            found = evidence.get((ref["research_id"], ref["claim_id"]))
+            label = f"[{ref['research_id']}/{ref['claim_id']}] "
+            if found is None:
+                _say("(no evidence snapshot)", 2, label)
+                continue
+            _say(found["statement"] + (" (inference)" if found.get("inference") else ""), 2, label)
+            for cite in found["citations"]:
+                where = cite.get("url") or cite.get("source_id") or ""
+                if cite.get("title"):
+                    where = f"{cite['title']}, {where}"
+                match = "" if cite.get("match") in (None, "exact") else f" ({cite['match']} match)"
+                _say(f"“{cite['quote']}” — {where}{match}", 6)
+    click.echo("")
     for link in r["resolved_links"]:
-        click.echo(f"  → {link['page_id']} (revision {link['revision']}): {_cut(link['relation'], 80)}")
-    click.echo(f"  view: {r['artifacts']['view_file']}")
+        _say(link["relation"], 0, f"→ {link['page_id']} (revision {link['revision']}): ")
+    click.echo(f"view: {esc(r['artifacts']['view_file'])}")
     if v["issues"]:
         _issue_rows(v["issues"], r["page_id"])
 
