@@ -32,7 +32,13 @@ class InvalidInputError(BookmarkResearchError):
 
 
 class InvalidArgumentError(InvalidInputError):
-    """An operation's arguments do not fit its input model (a usage error: the CLI exits 2)."""
+    """An operation's arguments do not fit its input model (a usage error: the CLI exits 2).
+
+    ``field`` is the path of the refused argument (``("page", "kind")``), empty when not one field's."""
+
+    def __init__(self, message: str, field: tuple[object, ...] = ()) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class UnsafeInputError(InvalidInputError):

@@ -9,6 +9,7 @@ import pytest
 from bookmark_research.mcp.server import build_server
 from tests.conftest import cli_json, mcp_call, mcp_payload, run_cli
 from tests.research_support import PAGE, PageSite, allow_loopback, snapshot
+from tests.wiki_support import QUOTE2, lab  # noqa: F401
 
 OPS = ("research_start", "research_status", "research_inventory", "research_search", "research_fetch",
        "research_source", "research_import_evidence", "research_record", "research_coverage", "research_finish",
@@ -160,3 +161,16 @@ def test_every_operation_over_mcp(core, site):
         assert name in listed and listed[name].input_schema.get("additionalProperties") is False
     assert listed["research_status"].annotations.read_only_hint is True
     assert listed["research_fetch"].annotations.read_only_hint is False
+
+
+def test_cli_record_of_a_retraction_says_what_was_recorded(lab):
+    """Not the claim's quote check ("s1 exact match at 0–46"), as if a quote had just been verified."""
+    out = run_cli("research", "record", lab.rid, data_dir=lab.core.data_dir, input=json.dumps(
+        {"kind": "retraction", "claim_id": lab.cid, "text": "Overstated"}))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [f"Recorded retraction of claim {lab.cid}: Sessions resume after a crash",
+                                       "  reason: Overstated"]
+    claim = run_cli("research", "record", lab.rid, data_dir=lab.core.data_dir, input=json.dumps(
+        {"kind": "claim", "question_id": "q1", "statement": "Again", "citations": [
+            {"source_id": lab.sid, "quote": QUOTE2}]}))
+    assert claim.returncode == 0 and f"{lab.sid} exact match at " in claim.stdout  # a claim still shows its check

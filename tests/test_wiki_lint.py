@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bookmark_research.errors import NotFoundError
 from bookmark_research.wiki.markdown import outline
 from tests.wiki_support import Lab, lab  # noqa: F401
 
@@ -147,8 +148,8 @@ def test_broken_relative_links_are_found_by_parsing(lab: Lab) -> None:
 
 def test_lint_of_an_unknown_page_and_of_an_empty_wiki(lab: Lab) -> None:
     assert lab("wiki_lint") == {**lab("wiki_lint"), "status": "ok", "pages_checked": 0, "issues": []}
-    lint = lab("wiki_lint", page_id="nothing")
-    assert lint["status"] == "error" and lint["issues"][0]["message"] == "Unknown Wiki page"
+    with pytest.raises(NotFoundError, match="Unknown Wiki page: nothing"):  # not a lint finding
+        lab("wiki_lint", page_id="nothing")
 
 
 @pytest.mark.parametrize("text", ["```\nunclosed fence", "<script>\nalert(1)", "<!-- open comment",

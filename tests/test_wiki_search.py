@@ -23,6 +23,22 @@ def test_cjk_substrings_and_authored_text_only(lab: Lab) -> None:
     assert lab("wiki_search", query="恢")["total"] == 1
 
 
+def test_snippets_mark_whole_words_as_written(lab: Lab) -> None:
+    lab.write("runtimes", lab.page(title="Runtimes", text="Async Runtimes differ. An async runtime schedules "
+                                   "tasks; runtime-agnostic crates exist. 会话可恢复。"))
+    snippet = lab("wiki_search", query='"async runtime"')["results"][0]["snippet"]
+    assert snippet.startswith("[Async] [Runtimes] differ. An [async] [runtime] schedules tasks; [runtime]-agnostic")
+    assert "[Runtim]" not in snippet and "[runtim]" not in snippet
+    assert lab("wiki_search", query="schedule")["results"][0]["snippet"].count("[schedules]") == 1
+    assert "会话[可恢复]" in lab("wiki_search", query="可恢复")["results"][0]["snippet"]
+    headings = lab("wiki_search", query="resuming")["results"][0]["snippet"]  # only in a heading
+    assert headings == "[Resuming]"
+    lab.write("long", lab.page(title="Long", text="alphabet " * 60 + "quokka " + "betamax " * 60))
+    passage = lab("wiki_search", query="quokka")["results"][0]["snippet"]
+    assert passage.startswith("…alphabet ") and passage.endswith(" betamax…") and "[quokka]" in passage
+    assert len(passage) <= 242  # the window: whole words only, cut at spaces
+
+
 def test_whitespace_insensitive_cjk(lab: Lab) -> None:
     lab.write("unique", lab.page(title="唯一 URL 统计", text="统计唯一 URL 的数量。"))
     spaced = lab("wiki_search", query="唯一 URL")

@@ -10,7 +10,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import click
@@ -42,11 +42,13 @@ def _fail(message: str, kind: str, as_json: bool, code: int = 1) -> None:
 
 
 def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bool,
-           render: Callable[[dict[str, Any]], None] | None = None, *, from_file: bool = False) -> dict[str, Any]:
+           render: Callable[[dict[str, Any]], None] | None = None, *,
+           from_file: bool | Collection[str] = False) -> dict[str, Any]:
     """Run operation ``name`` and print its result; every failure becomes one line and exit 1.
 
-    Arguments the input model refuses are a usage error (exit 2) when they came from options, and bad
-    data (exit 1) when ``from_file`` says they were read from a JSON file or stdin.
+    Arguments the input model refuses are a usage error (exit 2) when they came from the command line,
+    and bad data (exit 1) when they were read from a JSON file or stdin: ``from_file=True`` says all of
+    them were, a collection names the argument keys that were (the others came from arguments/options).
     """
     from bookmark_research.errors import BookmarkResearchError, InvalidArgumentError, internal_error
 
@@ -56,7 +58,7 @@ def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bo
 
         result = run(_app(ctx), name, arguments).model_dump(mode="json", exclude_none=False)
     except InvalidArgumentError as exc:  # an option value the operation's input model refuses: usage
-        _fail(exc.message, exc.kind, as_json, code=1 if from_file else 2)
+        _fail(exc.message, exc.kind, as_json, code=1 if _read_from_file(exc.field, from_file) else 2)
     except BookmarkResearchError as exc:
         _fail(exc.message, exc.kind, as_json)
     except KeyboardInterrupt as exc:  # an operation may say what the interrupt left behind
@@ -78,6 +80,15 @@ def invoke(ctx: click.Context, name: str, arguments: dict[str, Any], as_json: bo
         click.echo(f"error: {message}", err=True)
         sys.exit(1)
     return result
+
+
+def _read_from_file(field: tuple[Any, ...], from_file: bool | Collection[str]) -> bool:
+    """Whether the refused argument ``field`` was read from a file (see :func:`invoke`)."""
+    if isinstance(from_file, bool):
+        return from_file
+    if not field:  # not one argument's fault: bad data when any of it came from the file
+        return bool(from_file)
+    return field[0] in from_file
 
 
 def renderer(name: str) -> Callable[[dict[str, Any]], None]:

@@ -211,7 +211,14 @@ def recorded(r: dict[str, Any]) -> None:
         state = " (replayed)" if r["replayed"] else ""
         click.echo(f"Recorded {r['count']} entries{state}: " + ", ".join(f"{x['kind']} {x['id']}" for x in r["results"]))
         return
-    click.echo(f"Recorded {r['kind']} {r['id']}" + (" (unchanged)" if r["replayed"] else ""))
+    unchanged = " (unchanged)" if r["replayed"] else ""
+    if r["kind"] == "retraction":  # what was recorded is the retraction, not the claim's (old) quote check
+        claim = r.get("recorded") or {}
+        statement = _cut(claim.get("statement", ""), _width() - 40)
+        click.echo(f"Recorded retraction of claim {r['id']}{unchanged}: {statement}")
+        click.echo(f"  reason: {_cut(claim.get('retraction') or '', _width() - 10)}")
+        return
+    click.echo(f"Recorded {r['kind']} {r['id']}{unchanged}")
     for c in (r.get("recorded") or {}).get("citations", []):
         how = "exact" if c["match"] == "exact" else "normalised"
         click.echo(f"  {c['source_id']} {how} match at {c['span']['start']}–{c['span']['end']}: "

@@ -15,11 +15,30 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
-def _issue_rows(issues: list[dict[str, Any]]) -> None:
-    from bookmark_research.cli.render import _table
+#: The narrowest the MESSAGE column gets: on a narrower terminal lines overflow rather than wrap to shreds.
+MIN_MESSAGE_WIDTH = 40
 
-    rows = [[i["severity"], i["code"], i.get("page_id") or "-", _cut(i["message"], 90)] for i in issues]
-    _table(rows, ["SEVERITY", "CODE", "PAGE", "MESSAGE"])
+
+def _issue_rows(issues: list[dict[str, Any]], page_id: str | None = None) -> None:
+    """The issues as a table whose MESSAGE column shows the whole message, wrapped to the terminal width
+    (``COLUMNS`` when set); ``page_id``: the page of issues that do not name one (``wiki get``)."""
+    import shutil
+    import textwrap
+
+    from bookmark_research.cli.render import esc
+
+    headers = ["SEVERITY", "CODE", "PAGE"]
+    rows = [[i["severity"], i["code"], i.get("page_id") or page_id or "-"] for i in issues]
+    widths = [max(len(h), *(len(r[n]) for r in rows)) for n, h in enumerate(headers)]
+    indent = sum(widths) + 2 * len(widths)
+    room = max(MIN_MESSAGE_WIDTH, shutil.get_terminal_size((100, 20)).columns - indent - 1)
+    click.echo("  ".join(click.style(h.ljust(w), bold=True) for h, w in zip(headers + ["MESSAGE"], widths + [0])))
+    for row, found in zip(rows, issues):
+        message = esc(" ".join(str(found["message"]).split()))
+        lines = textwrap.wrap(message, room, break_long_words=False, break_on_hyphens=False) or [""]
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + lines[0])
+        for line in lines[1:]:
+            click.echo(" " * indent + line)
 
 
 def _written(r: dict[str, Any]) -> None:
@@ -33,19 +52,61 @@ def _written(r: dict[str, Any]) -> None:
         click.secho(f"warning: derived file not updated ({error}); run wiki lint", fg="yellow", err=True)
 
 
+def _say(text: str, indent: int, first: str = "") -> None:
+    """``text`` (control characters escaped, paragraphs kept) wrapped to the terminal at ``indent``;
+    ``first`` starts its first line."""
+    import textwrap
+
+    from bookmark_research.cli.render import _width, esc
+
+    pad = " " * indent
+    width = max(40, _width() - indent)
+    lines = [esc(line) for line in str(text).splitlines()] or [""]
+    for n, line in enumerate(lines):
+        lead = pad + first if n == 0 else pad
+        wrapped = textwrap.wrap(line, width, initial_indent=lead, subsequent_indent=pad + " " * len(first) * (n == 0),
+                                break_long_words=False, break_on_hyphens=False)
+        for out in wrapped or [lead.rstrip()]:
+            click.echo(out)
+
+
 def _page(r: dict[str, Any]) -> None:
-    v = r["validation"]
+    """The page as a reader needs it: each section's text, and per claim its statement and quotes."""
+    from bookmark_research.cli.render import esc
+
+    v, page = r["validation"], r["page"]
     colour = {"current": "green", "needs_review": "yellow", "stale": "red"}[v["status"]]
-    click.echo(f"{click.style(r['page']['title'], bold=True)}  ({r['page_id']}, {r['page']['kind']}, revision "
+    click.echo(f"{click.style(esc(page['title']), bold=True)}  ({r['page_id']}, {page['kind']}, revision "
                f"{r['revision']}, {r['updated_at']})  " + click.style(v["status"], fg=colour))
-    for section in r["page"]["sections"]:
-        refs = ", ".join(f"{c['research_id']}/{c['claim_id']}" for c in section["claims"])
-        click.echo(f"  ## {section['heading']}  [{refs}]")
+    review = page.get("review") or {}
+    if review:
+        who = ", ".join(str(review[k]) for k in ("method", "reviewer") if review.get(k))
+        _say(review.get("note") or "", 2, f"Review ({who}): ")
+    evidence = {(e["research_id"], e["claim_id"]): e for e in r["evidence"]}
+    for section in page["sections"]:
+        click.echo("")
+        click.echo(click.style(f"## {esc(section['heading'])}", bold=True))
+        if section["text"].strip():
+            _say(section["text"], 2)
+        for ref in section["claims"]:
+            found = evidence.get((ref["research_id"], ref["claim_id"]))
+            label = f"[{ref['research_id']}/{ref['claim_id']}] "
+            if found is None:
+                _say("(no evidence snapshot)", 2, label)
+                continue
+            _say(found["statement"] + (" (inference)" if found.get("inference") else ""), 2, label)
+            for cite in found["citations"]:
+                where = cite.get("url") or cite.get("source_id") or ""
+                if cite.get("title"):
+                    where = f"{cite['title']}, {where}"
+                match = "" if cite.get("match") in (None, "exact") else f" ({cite['match']} match)"
+                _say(f"“{cite['quote']}” — {where}{match}", 6)
+    click.echo("")
     for link in r["resolved_links"]:
-        click.echo(f"  → {link['page_id']} (revision {link['revision']}): {_cut(link['relation'], 80)}")
-    click.echo(f"  view: {r['artifacts']['view_file']}")
+        _say(link["relation"], 0, f"→ {link['page_id']} (revision {link['revision']}): ")
+    click.echo(f"view: {esc(r['artifacts']['view_file'])}")
     if v["issues"]:
-        _issue_rows(v["issues"])
+        _issue_rows(v["issues"], r["page_id"])
 
 
 def _list(r: dict[str, Any]) -> None:
@@ -103,15 +164,15 @@ def write_cmd(ctx: click.Context, page_id: str, path: str, change_note: str | No
     """Publish the next revision of PAGE_ID from a JSON file."""
     data = read_json_input(path, as_json)
     arguments = dict(data) if "page" in data else {"page": data}
-    arguments["page_id"] = page_id
-    for key, value in (("change_note", change_note), ("expected_revision", expected_revision),
-                       ("reviewed_input_version", reviewed_input_version)):
-        if value is not None:
-            arguments[key] = value
-    if "change_note" not in arguments:
+    options = {"page_id": page_id, "change_note": change_note, "expected_revision": expected_revision,
+               "reviewed_input_version": reviewed_input_version}
+    arguments.update({key: value for key, value in options.items() if value is not None})
+    if "change_note" not in arguments:  # neither the option nor the file: a usage error
         _fail("wiki write: change_note: give --change-note or a change_note key in the file", "invalid_input",
-              as_json)
-    invoke(ctx, "wiki_write", arguments, as_json, _written, from_file=True)
+              as_json, code=2)
+    # a refused PAGE_ID or option value is a usage error (exit 2); a refused part of the file is bad data (1)
+    from_file = {key for key in arguments if options.get(key) is None}
+    invoke(ctx, "wiki_write", arguments, as_json, _written, from_file=from_file)
 
 
 @wiki.command("ack")
@@ -174,4 +235,4 @@ def lint_cmd(ctx: click.Context, page_id: str | None, as_json: bool) -> None:
 @click.pass_context
 def open_cmd(ctx: click.Context, page_id: str, as_json: bool) -> None:
     """Print the path of PAGE_ID's current Markdown view (to open in an editor)."""
-    invoke(ctx, "wiki_get", {"page_id": page_id}, as_json, lambda r: click.echo(r["artifacts"]["view_file"]))
+    invoke(ctx, "wiki_open", {"page_id": page_id}, as_json, lambda r: click.echo(r["view_file"]))

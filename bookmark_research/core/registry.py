@@ -71,7 +71,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "evaluate_research", "evaluation_run_from_session",
     ),
     "bookmark_research.core.wiki_ops": (
-        "wiki_write", "wiki_acknowledge", "wiki_get", "wiki_list", "wiki_search", "wiki_lint",
+        "wiki_write", "wiki_acknowledge", "wiki_get", "wiki_open", "wiki_list", "wiki_search", "wiki_lint",
     ),
 }
 
@@ -137,12 +137,12 @@ def parse_input(name: str, arguments: dict[str, Any]) -> BaseModel:
     bad = _not_unicode(arguments)
     if bad is not None:
         raise InvalidArgumentError(f"{name}: {field_path(bad) if bad else 'arguments'}: text is not valid Unicode "
-                                   "(a lone surrogate such as \\ud800); nothing was changed")
+                                   "(a lone surrogate such as \\ud800); nothing was changed", bad)
     try:
         return op.input_model.model_validate(arguments)
     except ValidationError as exc:
         where, message = plain_error(exc)
-        raise InvalidArgumentError(f"{name}: {where}: {message}") from None
+        raise InvalidArgumentError(f"{name}: {where}: {message}", tuple(exc.errors()[0]["loc"])) from None
 
 
 def plain_error(exc: ValidationError) -> tuple[str, str]:

@@ -33,6 +33,10 @@ class WikiGetInput(Input):
     revision: int | None = Field(None, ge=1, le=MAX_REVISION + 1, description="Default: the current revision")
 
 
+class WikiOpenInput(Input):
+    page_id: PageId
+
+
 class WikiListInput(Input):
     offset: int = Field(0, ge=0, le=10_000_000)
     limit: int = Field(20, ge=1, le=100)
@@ -148,3 +152,9 @@ class WikiLintOutput(Output):
     boundary: str
 
 
+class WikiOpenOutput(Output):
+    """Where a page's current Markdown view is (checked to exist)."""
+
+    page_id: str
+    revision: int
+    view_file: str

@@ -34,6 +34,14 @@ def wiki_get(app: App, p: m.WikiGetInput) -> dict[str, Any]:
     return get_page(app, p.page_id, p.revision)
 
 
+@operation("wiki_open", "wiki open", m.WikiOpenInput, m.WikiOpenOutput, mcp=False)  # a path for an editor
+def wiki_open(app: App, p: m.WikiOpenInput) -> dict[str, Any]:
+    """The path of a page's current Markdown view (``pages/<page_id>.md``), refused when that file is missing."""
+    from bookmark_research.wiki.read import view_path
+
+    return view_path(app, p.page_id)
+
+
 @operation("wiki_list", "wiki list", m.WikiListInput, m.WikiListOutput)
 def wiki_list(app: App, p: m.WikiListInput) -> dict[str, Any]:
     """Wiki pages sorted by page_id, with their current revision, title, kind and summary."""
@@ -53,6 +61,12 @@ def wiki_search(app: App, p: m.WikiSearchInput) -> dict[str, Any]:
 @operation("wiki_lint", "wiki lint", m.WikiLintInput, m.WikiLintOutput)
 def wiki_lint(app: App, p: m.WikiLintInput) -> dict[str, Any]:
     """Check evidence, input freshness, links, revision hashes and rendered Markdown of one page or all."""
+    from bookmark_research.errors import NotFoundError
     from bookmark_research.wiki.lint import lint
+    from bookmark_research.wiki.store import Wiki
 
+    if p.page_id is not None:  # an unknown page is a not-found error, like wiki_get's, not a lint finding
+        wiki = Wiki.open(app)
+        if not wiki.exists or p.page_id not in wiki.load_index()["pages"]:
+            raise NotFoundError(f"Unknown Wiki page: {p.page_id}")
     return lint(app, p.page_id)

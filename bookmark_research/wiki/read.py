@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from bookmark_research.errors import BookmarkResearchError, NotFoundError
+from bookmark_research.errors import BookmarkResearchError, NotFoundError, StorageError
 from bookmark_research.wiki.evidence import ARTIFACTS, Evidence
 from bookmark_research.wiki.store import Wiki
 from bookmark_research.wiki.validation import record_issues, validation
@@ -33,6 +33,19 @@ def get_page(app: Any, page_id: str, revision: int | None = None) -> dict[str, A
                 if cite.get(key):
                     cite[key] = str(folder.joinpath(*cite[key].split("/")))
     return {**view, "artifacts": artifacts(wiki, page_id, pointer), "validation": validation(issues)}
+
+
+def view_path(app: Any, page_id: str) -> dict[str, Any]:
+    """Where the current view of ``page_id`` is; a missing view is an error saying how it comes back."""
+    from bookmark_research.wiki import render
+
+    wiki = Wiki.open(app)
+    pointer = wiki.pointer(page_id)
+    rel = render.view_file(page_id)
+    if not wiki.is_file(rel):
+        raise StorageError(f"{wiki.root / rel}: the current view of {page_id} is missing; `wiki lint` reports it and "
+                           "the next write of the page regenerates it")
+    return {"page_id": page_id, "revision": pointer["revision"], "view_file": str(wiki.root / rel)}
 
 
 def list_pages(app: Any, offset: int = 0, limit: int = 20) -> dict[str, Any]:

@@ -404,20 +404,54 @@ def _run(searcher: Any, q: Any, terms: list[str], keep: Callable[[str], dict[str
 
 
 def highlight_terms(text: str) -> list[str]:
-    """What to mark in a snippet: the query's words and their analysed forms (stems, CJK bigrams)."""
+    """What to mark in a snippet: the query's analysed terms (lower-cased stems, CJK bigrams)."""
     ana = analyzer()
-    terms = set(text.split())
-    for word in text.split():
-        terms.update(t.text for t in ana(word, mode="query"))
-    return sorted(terms, key=lambda t: (-len(t), t))
+    return sorted({t.text for word in text.split() for t in ana(word, mode="query")})
 
 
-def snippet(fields: dict[str, Any], terms: list[str]) -> str | None:
-    """A passage of the first field (body, headings, claims, title) holding a query term, matches ``[marked]``."""
-    from bookmark_research.index.text import highlight
+def snippet(fields: dict[str, Any], terms: list[str], width: int = 240) -> str | None:
+    """A passage of the first field (body, headings, claims, title) holding a query term, matches ``[marked]``.
 
+    The field is analysed as it was indexed and every word whose analysed form is a query term is marked
+    whole, as written: "runtime" marks ``[Runtimes]``, not the stem ``[Runtim]es``."""
+    wanted = set(terms)
+    if not wanted:
+        return None
     for field in ("body", "headings", "claims", "title"):
-        text = highlight(" ".join(str(fields.get(field) or "").split()), terms, width=240)
-        if text:
-            return text
+        text = " ".join(str(fields.get(field) or "").split())
+        spans: list[tuple[int, int]] = []
+        for token in analyzer()(text, chars=True):
+            if spans and token.startchar >= spans[0][0] + width:
+                break  # past the passage shown
+            if token.text in wanted:
+                spans.append((token.startchar, token.endchar))
+        if spans:
+            return _passage(text, spans, width)
     return None
+
+
+def _passage(text: str, spans: list[tuple[int, int]], width: int) -> str:
+    """``width`` characters of ``text`` from a little before the first span, cut at spaces, spans marked."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    first = merged[0][0]
+    lo = max(0, first - width // 3)
+    if lo > 0:  # start at a word
+        space = text.find(" ", lo, first)
+        lo = space + 1 if space != -1 else lo
+    hi = min(len(text), lo + width)
+    if hi < len(text):  # end at a word, unless the passage has no space to end at
+        space = text.rfind(" ", max(lo, merged[0][1]), hi + 1)
+        hi = space if space != -1 else hi
+    out, pos = [], lo
+    for start, end in merged:
+        if start >= hi:
+            break
+        out.append(text[pos:start] + "[" + text[start:end] + "]")
+        pos = end
+    out.append(text[pos:hi])
+    return ("…" if lo > 0 else "") + "".join(out) + ("…" if hi < len(text) else "")
