@@ -233,3 +233,12 @@ def test_mcp_follows_the_wiki_directory_setting(lab: Lab, tmp_path: Path) -> Non
     assert seen == [str(lab.wiki), other, str(lab.wiki)]
     refused = mcp_call(server, [("update_settings", {"changes": {"wiki.directory": other}})])[0]
     assert refused.is_error and "terminal" in mcp_payload(refused)["error"]
+
+
+def test_cli_acknowledge_says_what_it_could_not_cover(lab: Lab) -> None:
+    lab.write("sessions")
+    lab.remove_input()
+    proc = wiki_cli(lab, "ack", "sessions", "--note", "Looked again")
+    assert proc.returncode == 0, proc.stderr
+    assert f"not acknowledged: {lab.rid}: its bookmark input cannot be checked" in proc.stdout
+    assert "stays needs_review" in proc.stdout

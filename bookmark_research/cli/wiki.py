@@ -48,6 +48,8 @@ def _written(r: dict[str, Any]) -> None:
     click.echo(f"  revision:     {r['artifacts']['markdown_file']}")
     for row in r["acknowledged"]:
         click.echo(f"  acknowledged input {row['input_version'][:16]}… of {row['research_id']}")
+    for row in r.get("unacknowledged", []):
+        click.echo(f"  not acknowledged: {row['research_id']}: {row['reason']}")
     for error in r["derived_errors"]:
         click.secho(f"warning: derived file not updated ({error}); run wiki lint", fg="yellow", err=True)
 
