@@ -190,3 +190,31 @@ def test_the_faster_phrase_check_matches_and_scores_as_whoosh_does(tmp_path: Pat
                 assert [(s, d) for s, d in ours.top_n] == [(s, d) for s, d in theirs.top_n]
                 checked += len(theirs.top_n)
     assert checked > 500
+
+
+def test_a_snowball_stem_keeps_the_first_letter_so_snippets_only_stem_likely_words() -> None:
+    """The snippet marks a word when its stem is a query term, but stems only words that start like a
+    term; that is exact only if no stem changes a word's first letter. Checked on every word of the
+    real article pages and on random letter strings (suffix rules such as y -> i included)."""
+    import random
+
+    import re
+
+    from whoosh.lang import stemmer_for_language
+
+    truth = Path(__file__).resolve().parents[2] / "shared/fixtures/article-extraction-dev/ground-truth.json"
+    bodies = [v["articleBody"] for v in json.loads(truth.read_text("utf-8")).values()] if truth.is_file() else []
+    stem = stemmer_for_language("en")
+    words = {w.lower() for body in bodies for w in re.findall(r"[^\W\d_]+", body)}
+    rng = random.Random(7)
+    words |= {"".join(rng.choice("aeiouybcdlnrstgé") for _ in range(rng.randint(1, 12))) for _ in range(50_000)}
+    words |= {"dying", "lying", "tying", "skies", "idly", "early", "only", "news", "yelling", "ys", "yy"}
+    broken = [w for w in words if stem(w)[:1] != w[:1]]
+    assert broken == [] and len(words) > 20_000
+
+
+def test_snippets_mark_whole_words_whose_stem_matches(lab: Lab) -> None:
+    lab.write("sessions", lab.page(text="Early runtimes differ; a runtime's RUNTIMES matter, runs do not."))
+    found = lab("wiki_search", query="runtime")
+    assert found["results"][0]["snippet"].count("[") == 3
+    assert "[runtimes]" in found["results"][0]["snippet"] and "[RUNTIMES]" in found["results"][0]["snippet"]

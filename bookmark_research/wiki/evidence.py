@@ -196,7 +196,7 @@ class Evidence:
         unreadable (lint reports the links to it). Taken once per operation, remembered while unchanged."""
         from bookmark_research.wiki.store import sha256
 
-        key = ("copy", rel)
+        key = rel
         if key not in self._copies:
             try:
                 path = str(wiki.path(rel))

@@ -14,6 +14,7 @@ it is missing, unreadable or of an older schema. It is never the cause of a fail
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import re
@@ -417,17 +418,28 @@ def snippet(fields: dict[str, Any], terms: list[str], width: int = 240) -> str |
     wanted = set(terms)
     if not wanted:
         return None
+    # A Snowball English stem keeps the word's first letter, so only words starting like a wanted term
+    # are stemmed (stemming every word of a long page before its first match was most of a search).
+    starts = {term[:1] for term in wanted}
+    stem = _stemmer()
     for field in ("body", "headings", "claims", "title"):
         text = " ".join(str(fields.get(field) or "").split())
         spans: list[tuple[int, int]] = []
-        for token in analyzer()(text, chars=True):
+        for token in MixedTokenizer()(text, chars=True):
             if spans and token.startchar >= spans[0][0] + width:
                 break  # past the passage shown
-            if token.text in wanted:
+            word = token.text.lower()
+            if word in wanted or (word[:1] in starts and stem(word) in wanted):
                 spans.append((token.startchar, token.endchar))
         if spans:
             return _passage(text, spans, width)
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer() -> Callable[[str], str]:
+    """The analyzer's English stemmer, with a cache that lasts the process."""
+    return StemFilter(lang="en", cachesize=50_000)._stem
 
 
 def _passage(text: str, spans: list[tuple[int, int]], width: int) -> str:
