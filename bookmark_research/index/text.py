@@ -66,6 +66,17 @@ def char_phrase(term: str) -> str:
     return '"' + " ".join(term).replace('"', '""') + '"'
 
 
+def merge_spans(spans: list[tuple[int, int]]) -> list[list[int]]:
+    """``(start, end)`` character spans sorted, overlapping or touching ones merged."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
 def highlight(text: str, terms: list[str], width: int = 80, mark: tuple[str, str] = ("[", "]")) -> str | None:
     """A window of ``text`` around the first term found (case-insensitive), terms marked; None if none."""
     if not text:
@@ -80,13 +91,7 @@ def highlight(text: str, terms: list[str], width: int = 80, mark: tuple[str, str
             start = folded.find(needle, start + len(needle))
     if not spans:
         return None
-    spans.sort()
-    merged: list[list[int]] = []
-    for s, e in spans:
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
+    merged = merge_spans(spans)
     first = merged[0][0]
     lo = max(0, first - width // 3)
     hi = min(len(text), lo + width)

@@ -96,6 +96,7 @@ class Evidence:
         self._folders: dict[str, Path | BookmarkResearchError] = {}
         self._idents: dict[Any, cache.Identity | None] = {}  # file and folder identities, taken once here
         self._copies: dict[Any, str | None] = {}  # the wiki's evidence copies: rel -> SHA-256 (None: absent)
+        self.verified_copies: set[tuple[str, str]] = set()  # (copy, expected SHA-256) found to hold
 
     def folder(self, research_id: str) -> Path:
         """The session's folder (asked once per operation); raises as the research API does."""

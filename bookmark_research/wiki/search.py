@@ -444,12 +444,9 @@ def _stemmer() -> Callable[[str], str]:
 
 def _passage(text: str, spans: list[tuple[int, int]], width: int) -> str:
     """``width`` characters of ``text`` from a little before the first span, cut at spaces, spans marked."""
-    merged: list[list[int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
+    from bookmark_research.index.text import merge_spans
+
+    merged = merge_spans(spans)
     first = merged[0][0]
     lo = max(0, first - width // 3)
     if lo > 0:  # start at a word

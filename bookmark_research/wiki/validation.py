@@ -83,9 +83,15 @@ def record_issues(wiki: Wiki, record: dict[str, Any], index: dict[str, Any], evi
                                     f"The bookmark input of {rid} changed since the research froze it; rewrite the "
                                     "page with reviewed_input_version or run wiki ack", research_id=rid,
                                     source_freshness=fresh))
-    for copy, expected in inputs["copies"]:
+    verified = evidence.verified_copies  # (copy, SHA-256) pairs that held in this operation: a set lookup each
+    for pair in inputs["copies"]:
+        if pair in verified:
+            continue
+        copy, expected = pair
         actual = evidence.copy_digest(wiki, copy)
-        if actual is not None and actual != expected:
+        if actual is None or actual == expected:
+            verified.add(pair)
+        else:
             issues.append(issue("artifact_error", "error", f"Wiki copy of saved evidence changed: {copy}; the next "
                                 "write of a page citing it restores it from the research session", file=copy))
     pages = index["pages"]
