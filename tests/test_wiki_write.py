@@ -382,3 +382,17 @@ def test_wikilinks_take_a_heading_as_written_and_refuse_an_id_that_cannot_link(l
     lab.write("sessions", lab.page(text="Code `[[Aurora]]` and escaped \\[\\[Aurora\\]\\] stay text."),
               expected_revision=1)
     assert lab.tree() != before
+
+
+def test_a_new_wiki_folder_and_its_new_parents_are_fsynced_into_their_parents(lab: Lab, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review: only the wiki folder's immediate parent was fsynced when grandparents were created too."""
+    from bookmark_research.wiki import store
+
+    synced: list[Path] = []
+    real = atomic.fsync_dir
+    monkeypatch.setattr(atomic, "fsync_dir", lambda path: synced.append(Path(path)) or real(path))
+    root = tmp_path / "notes" / "deep" / "wiki"
+    store.Wiki(root).create()
+    assert {tmp_path, tmp_path / "notes", tmp_path / "notes" / "deep", root} <= set(synced)
+    assert root.stat().st_mode & 0o777 == 0o700

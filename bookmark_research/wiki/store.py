@@ -159,9 +159,14 @@ class Wiki:
         """Make the folder (0700) and its fixed subfolders; refuses symlinks where folders belong."""
         from bookmark_research.atomic import fsync_dir
 
-        if not self.root.is_dir():
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fsync_dir(self.root.parent)
+        missing = []
+        folder = self.root
+        while not folder.is_dir() and folder.parent != folder:
+            missing.append(folder)
+            folder = folder.parent
+        for folder in reversed(missing):  # each new folder's entry made durable in its parent
+            folder.mkdir(mode=0o700 if folder == self.root else 0o777, exist_ok=True)  # ancestors: as the umask says
+            fsync_dir(folder.parent)
         for sub in ("revisions", "pages", "evidence"):
             target = self.path(sub)
             if not target.is_dir():
