@@ -197,8 +197,7 @@ class Evidence:
         unreadable (lint reports the links to it). Taken once per operation, remembered while unchanged."""
         from bookmark_research.wiki.store import sha256
 
-        key = rel
-        if key not in self._copies:
+        if rel not in self._copies:
             try:
                 path = str(wiki.path(rel))
                 ident = cache.identity(path)
@@ -208,8 +207,8 @@ class Evidence:
                     cache.COPIES.put(path, ident, found)
             except BookmarkResearchError:
                 found = None
-            self._copies[key] = found
-        return self._copies[key]
+            self._copies[rel] = found
+        return self._copies[rel]
 
     def artifact(self, research_id: str, rel: str, expected_sha256: str) -> bytes:
         """A saved artifact of a session (``rel`` inside its folder), only if its hash still matches."""

@@ -27,9 +27,11 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh import query as wq
 from whoosh.analysis import LowercaseFilter, StemFilter, Token, Tokenizer
 from whoosh.fields import ID, STORED, TEXT, Schema
+from whoosh.lang import stemmer_for_language
 from whoosh.query.spans import Span, SpanNear2
 from whoosh.scoring import BM25F
 
+from bookmark_research.index.text import merge_spans
 from bookmark_research.locks import file_lock
 from bookmark_research.wiki import cache
 from bookmark_research.wiki.render import plain_text
@@ -439,13 +441,11 @@ def snippet(fields: dict[str, Any], terms: list[str], width: int = 240) -> str |
 @functools.lru_cache(maxsize=1)
 def _stemmer() -> Callable[[str], str]:
     """The analyzer's English stemmer, with a cache that lasts the process."""
-    return StemFilter(lang="en", cachesize=50_000)._stem
+    return functools.lru_cache(maxsize=50_000)(stemmer_for_language("en"))
 
 
 def _passage(text: str, spans: list[tuple[int, int]], width: int) -> str:
     """``width`` characters of ``text`` from a little before the first span, cut at spaces, spans marked."""
-    from bookmark_research.index.text import merge_spans
-
     merged = merge_spans(spans)
     first = merged[0][0]
     lo = max(0, first - width // 3)
